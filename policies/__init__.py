@@ -1,0 +1,1 @@
+"""Rule metadata and declarative policies shipped with pmanifest (a data package)."""

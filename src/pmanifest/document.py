@@ -1,0 +1,145 @@
+"""Documents with their source positions, and the findings rules produce about them.
+
+Positions live in a side table keyed by path (a tuple of keys and indexes), never inside the
+user's data, so every consumer sees exactly the mapping the YAML described.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+Path = tuple[str | int, ...]
+
+
+class Pos(tuple[int, int]):
+    """A 1-based (line, column)."""
+
+    __slots__ = ()
+
+    def __new__(cls, line: int, column: int) -> Pos:
+        return super().__new__(cls, (line, column))
+
+    @property
+    def line(self) -> int:
+        return self[0]
+
+    @property
+    def column(self) -> int:
+        return self[1]
+
+
+@dataclass(frozen=True)
+class ScalarInfo:
+    """Where a string value starts and how it was written (for positions inside it)."""
+
+    pos: Pos
+    style: str | None  # None (plain), "'", '"', "|", ">"
+
+
+@dataclass(frozen=True)
+class Positions:
+    """Side table of positions: for a mapping entry, the key's position; for a list item or
+    the root, the node's own position. ``values`` holds where each value starts."""
+
+    keys: Mapping[Path, Pos]
+    values: Mapping[Path, Pos]
+    scalars: Mapping[Path, ScalarInfo] = field(default_factory=dict)
+
+    def at(self, path: Path) -> Pos:
+        """Position of ``path``, or of its deepest ancestor that exists in the source."""
+        p = path
+        while True:
+            found = self.keys.get(p)
+            if found is not None:
+                return found
+            if not p:
+                return Pos(1, 1)
+            p = p[:-1]
+
+    def value_at(self, path: Path) -> Pos:
+        found = self.values.get(path)
+        return found if found is not None else self.at(path)
+
+    def rebased(self, prefix: Path) -> Positions:
+        """The table of the subtree at ``prefix``, with paths relative to it."""
+        n = len(prefix)
+        keys = {p[n:]: v for p, v in self.keys.items() if p[:n] == prefix}
+        values = {p[n:]: v for p, v in self.values.items() if p[:n] == prefix}
+        scalars = {p[n:]: v for p, v in self.scalars.items() if p[:n] == prefix}
+        return Positions(keys, values, scalars)
+
+
+@dataclass(frozen=True)
+class Document:
+    """One Kubernetes object (or one YAML document) from a file."""
+
+    file: str
+    index: int  # 0-based document number in the file
+    data: Any
+    positions: Positions
+    source_lines: tuple[str, ...] = ()  # the whole file's lines, shared, for inline comments
+
+    @property
+    def kind(self) -> str | None:
+        kind = self.data.get("kind") if isinstance(self.data, dict) else None
+        return kind if isinstance(kind, str) else None
+
+    @property
+    def api_version(self) -> str | None:
+        v = self.data.get("apiVersion") if isinstance(self.data, dict) else None
+        return v if isinstance(v, str) else None
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        meta = self.data.get("metadata") if isinstance(self.data, dict) else None
+        return meta if isinstance(meta, dict) else {}
+
+    @property
+    def name(self) -> str | None:
+        name = self.metadata.get("name")
+        return name if isinstance(name, str) else None
+
+    @property
+    def namespace(self) -> str | None:
+        ns = self.metadata.get("namespace")
+        return ns if isinstance(ns, str) else None
+
+    @property
+    def is_kubernetes(self) -> bool:
+        return self.kind is not None and self.api_version is not None
+
+
+@dataclass(frozen=True)
+class ObjectRef:
+    kind: str | None
+    name: str | None
+    namespace: str | None
+
+
+@dataclass(frozen=True)
+class Finding:
+    rule: str
+    slug: str
+    severity: str
+    file: str
+    line: int
+    column: int
+    object: ObjectRef
+    path: str
+    message: str
+
+    def sort_key(self) -> tuple[str, int, int, str, str]:
+        return (self.file, self.line, self.column, self.rule, self.message)
+
+
+def dotted(path: Path) -> str:
+    """``("spec", "containers", 0, "name")`` -> ``spec.containers[0].name``."""
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + part
+    return out

@@ -1,0 +1,161 @@
+"""The lint engine: bytes of one file in, findings out.
+
+Parsing goes through the loader; each Kubernetes object (``kind: List`` items each at their
+own position) is schema-checked, viewed as a workload and handed to every enabled rule.
+Suppressions (annotations, inline comments) are applied here so no rule knows about them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from pmanifest.document import Document, Finding, ObjectRef, Path, Pos, dotted
+from pmanifest.loader import Broken, YamlProblem, decode, load_documents
+from pmanifest.profile import DEFAULT_PROFILE, Profile, get_profile
+from pmanifest.rules import Context, Hit, Rule, lookup, registry
+from pmanifest.schema import DEFAULT_KUBERNETES_VERSION
+from pmanifest.workloads import workload_of
+
+IGNORE_ANNOTATION = "pmanifest.io/ignore"
+_INLINE_IGNORE = re.compile(r"#\s*pmanifest:\s*ignore=([A-Za-z0-9_,\- ]+?)(?:\s+reason=.*)?\s*$")
+SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
+
+
+@dataclass(frozen=True)
+class LintOptions:
+    kubernetes_version: str = DEFAULT_KUBERNETES_VERSION
+    profile_name: str = DEFAULT_PROFILE
+    severities: dict[str, str] = field(default_factory=dict)  # rule id -> severity or "off"
+
+    @property
+    def profile(self) -> Profile:
+        return get_profile(self.profile_name)
+
+    def severity_of(self, rule: Rule) -> str:
+        return self.severities.get(rule.meta.id, rule.meta.severity)
+
+    def enabled(self, rule_id: str) -> bool:
+        return self.severities.get(rule_id) != "off"
+
+
+def lint_bytes(raw: bytes, file: str, options: LintOptions) -> list[Finding]:
+    """All findings for one file, sorted by position."""
+    try:
+        text = decode(raw)
+    except YamlProblem as problem:
+        return _syntax_findings(file, problem, options)
+    lines = tuple(text.split("\n"))
+    findings: list[Finding] = []
+    for item in load_documents(text):
+        if isinstance(item, Broken):
+            findings.extend(_syntax_findings(file, item.problem, options))
+            continue
+        doc = Document(file, item.index, item.data, item.positions, lines)
+        for obj in _objects(doc):
+            findings.extend(_lint_object(obj, options))
+    return sorted(findings, key=Finding.sort_key)
+
+
+def _syntax_findings(file: str, problem: YamlProblem, options: LintOptions) -> list[Finding]:
+    rule = registry()["PM001"]
+    if not options.enabled("PM001"):
+        return []
+    return [Finding(rule.meta.id, rule.meta.slug, options.severity_of(rule), file, problem.line,
+                    problem.column, ObjectRef(None, None, None), "", problem.message)]
+
+
+def _objects(doc: Document) -> Iterator[Document]:
+    """The Kubernetes objects of a document: itself, or each item of a ``kind: List``."""
+    if not doc.is_kubernetes:
+        return
+    items = doc.data.get("items")
+    if doc.kind is not None and doc.kind.endswith("List") and isinstance(items, list):
+        for i, item in enumerate(items):
+            sub = Document(doc.file, doc.index, item, doc.positions.rebased(("items", i)),
+                           doc.source_lines)
+            yield from _objects(sub)
+        return
+    yield doc
+
+
+def _lint_object(doc: Document, options: LintOptions) -> list[Finding]:
+    rules = registry()
+    hits: list[tuple[Rule, Hit]] = []
+    if options.enabled("PM002"):
+        from pmanifest.schema import validate
+
+        for problem in validate(doc.data, options.kubernetes_version):
+            hits.append((rules["PM002"], Hit(problem.path, problem.message)))
+    profile = options.profile
+    workload = workload_of(doc, profile)
+    if workload is not None:
+        context = Context(workload, profile)
+        for rule in rules.values():
+            if rule.check is not None and options.enabled(rule.meta.id):
+                hits.extend((rule, hit) for hit in rule.check(context))
+    ignored = _annotation_ignores(doc)
+    out = []
+    for rule, hit in hits:
+        if rule.meta.id in ignored:
+            continue
+        pos = hit.pos or doc.positions.at(hit.path)
+        if rule.meta.id in _inline_ignores(doc, pos):
+            continue
+        out.append(_finding(doc, rule, hit, pos, options))
+    return out
+
+
+def _finding(doc: Document, rule: Rule, hit: Hit, pos: Pos, options: LintOptions) -> Finding:
+    return Finding(
+        rule=rule.meta.id,
+        slug=rule.meta.slug,
+        severity=options.severity_of(rule),
+        file=doc.file,
+        line=pos.line,
+        column=pos.column,
+        object=ObjectRef(doc.kind, doc.name, doc.namespace),
+        path=dotted(hit.path),
+        message=hit.message,
+    )
+
+
+def rule_ids(names: str) -> set[str]:
+    """``"PM201, prestop-sleep"`` -> ``{"PM201", "PM203"}`` (unknown names are dropped)."""
+    out = set()
+    for name in names.split(","):
+        found = lookup(name.strip())
+        if found is not None:
+            out.add(found.meta.id)
+    return out
+
+
+def _annotation_ignores(doc: Document) -> set[str]:
+    paths: list[Path] = [("metadata", "annotations")]
+    workload_kind_paths = {
+        "Pod": None, "CronJob": ("spec", "jobTemplate", "spec", "template", "metadata"),
+    }
+    template_meta = workload_kind_paths.get(doc.kind or "", ("spec", "template", "metadata"))
+    if template_meta is not None:
+        paths.append((*template_meta, "annotations"))
+    ignored: set[str] = set()
+    for path in paths:
+        node = doc.data
+        for part in path:
+            node = node.get(part) if isinstance(node, dict) else None
+        value = node.get(IGNORE_ANNOTATION) if isinstance(node, dict) else None
+        if isinstance(value, str):
+            ignored |= rule_ids(value)
+    return ignored
+
+
+def _inline_ignores(doc: Document, pos: Pos) -> set[str]:
+    """Rules ignored by a ``# pmanifest: ignore=...`` comment on the line or the line above."""
+    ignored: set[str] = set()
+    for line_no in (pos.line, pos.line - 1):
+        if 1 <= line_no <= len(doc.source_lines):
+            match = _INLINE_IGNORE.search(doc.source_lines[line_no - 1])
+            if match:
+                ignored |= rule_ids(match.group(1))
+    return ignored

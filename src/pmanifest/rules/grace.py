@@ -1,0 +1,3 @@
+"""Rules: grace (see policies/rules-*.yaml for their metadata)."""
+
+from __future__ import annotations
