@@ -60,3 +60,87 @@ def main() -> None:
 
 # --- lint / rules / explain -----------------------------------------------------------------
 # (defined in this section; see pmanifest.lint)
+
+
+def _colour(choice: str) -> bool:
+    import os
+
+    if choice != "auto":
+        return choice == "always"
+    return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True, metavar="PATH... | -")
+@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text",
+              show_default=True, help="Output format.")
+@click.option("--fail-on", type=click.Choice(["error", "warning", "info"]), default=None,
+              help="Exit 1 when a finding is at or above this severity [default: error].")
+@click.option("--kubernetes-version", default=None,
+              help="Kubernetes version whose strict schema PM002 uses [default: 1.31].")
+@click.option("--profile", default=None, help="Provider profile [default: together].")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
+              help="Config file (default: .pmanifest.yaml or [tool.pmanifest] in pyproject.toml,"
+                   " searched upwards from the current directory).")
+@click.option("--disable", multiple=True, metavar="RULE", help="Disable a rule (id or slug).")
+@click.option("--no-schema", is_flag=True, help="Skip Kubernetes schema validation (PM002).")
+@click.option("--stdin-filename", default="<stdin>", show_default=True,
+              help="File name to report for input read from stdin.")
+@click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto",
+              show_default=True,
+              help="Colour severities (auto: only on a terminal, not with NO_COLOR).")
+def lint(
+    paths: tuple[str, ...], output_format: str, fail_on: str | None,
+    kubernetes_version: str | None, profile: str | None, config_path: str | None,
+    disable: tuple[str, ...], no_schema: bool, stdin_filename: str, color: str,
+) -> None:
+    """Check manifests for preemption mistakes (files, directories, or - for stdin)."""
+    from pmanifest.lint_command import LintRequest, run_lint
+
+    request = LintRequest(paths, output_format, fail_on, kubernetes_version, profile,
+                          config_path, disable, no_schema, stdin_filename, _colour(color))
+    output, messages, exit_code = run_lint(request)
+    for message in messages:
+        click.echo(message, err=True)
+    click.echo(output, nl=False)
+    sys.exit(exit_code)
+
+
+@main.command()
+@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text",
+              show_default=True)
+def rules(output_format: str) -> None:
+    """List every rule: id, slug, default severity and summary."""
+    from pmanifest.rules import registry
+
+    metas = [r.meta for r in registry().values()]
+    if output_format == "json":
+        import json
+
+        click.echo(json.dumps([{"id": m.id, "slug": m.slug, "severity": m.severity,
+                                "summary": m.summary} for m in metas], indent=2))
+        return
+    width = max(len(m.slug) for m in metas)
+    for m in metas:
+        click.echo(f"{m.id}  {m.slug:<{width}}  {m.severity:<7}  {m.summary}")
+
+
+@main.command()
+@click.argument("rule_name", metavar="RULE")
+def explain(rule_name: str) -> None:
+    """What a rule checks, why, how to fix it, with a failing and a passing example."""
+    from pmanifest.rules import lookup, suggest
+
+    found = lookup(rule_name)
+    if found is None:
+        raise PmanifestError(f"unknown rule {rule_name!r}{suggest(rule_name)}; "
+                             "`pmanifest rules` lists them")
+    m = found.meta
+    click.echo(f"{m.id} {m.slug} ({m.severity})\n\n{m.summary}\n")
+    click.echo(f"Why:\n  {m.rationale}\n\nFix:\n  {m.fix}\n")
+    click.echo("Failing example:\n" + _indent(m.example_fail))
+    click.echo("Passing example:\n" + _indent(m.example_pass), nl=False)
+
+
+def _indent(text: str) -> str:
+    return "".join("    " + line + "\n" for line in text.rstrip("\n").split("\n")) + "\n"

@@ -11,7 +11,11 @@ class PmanifestError(Exception):
     """A failure caused by the user's input or environment; reported as one line, exit 2."""
 
     def __init__(
-        self, message: str, file: str | None = None, line: int | None = None, column: int | None = None
+        self,
+        message: str,
+        file: str | None = None,
+        line: int | None = None,
+        column: int | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message

@@ -40,22 +40,34 @@ class LintOptions:
         return self.severities.get(rule_id) != "off"
 
 
+@dataclass(frozen=True)
+class FileResult:
+    findings: list[Finding]
+    objects: int  # Kubernetes objects seen
+
+
 def lint_bytes(raw: bytes, file: str, options: LintOptions) -> list[Finding]:
     """All findings for one file, sorted by position."""
+    return lint_file(raw, file, options).findings
+
+
+def lint_file(raw: bytes, file: str, options: LintOptions) -> FileResult:
     try:
         text = decode(raw)
     except YamlProblem as problem:
-        return _syntax_findings(file, problem, options)
+        return FileResult(_syntax_findings(file, problem, options), 0)
     lines = tuple(text.split("\n"))
     findings: list[Finding] = []
+    objects = 0
     for item in load_documents(text):
         if isinstance(item, Broken):
             findings.extend(_syntax_findings(file, item.problem, options))
             continue
         doc = Document(file, item.index, item.data, item.positions, lines)
         for obj in _objects(doc):
+            objects += 1
             findings.extend(_lint_object(obj, options))
-    return sorted(findings, key=Finding.sort_key)
+    return FileResult(sorted(findings, key=Finding.sort_key), objects)
 
 
 def _syntax_findings(file: str, problem: YamlProblem, options: LintOptions) -> list[Finding]:

@@ -61,7 +61,7 @@ def _node_selector(pod: dict[str, Any], base: Path) -> list[Requirement]:
 def _affinity_terms(pod: dict[str, Any], base: Path) -> list[list[Requirement]] | None:
     """Required node affinity terms, or None when the pod has none."""
     required_path = ("affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution")
-    node = pod
+    node: Any = pod
     for part in required_path:
         node = node.get(part) if isinstance(node, dict) else None
     terms = node.get("nodeSelectorTerms") if isinstance(node, dict) else None
@@ -81,9 +81,8 @@ def _affinity_terms(pod: dict[str, Any], base: Path) -> list[list[Requirement]] 
                     continue
                 key = expr["key"] if field == "matchExpressions" else "field:" + expr["key"]
                 path = (*base, *required_path, "nodeSelectorTerms", t, field, e)
-                reqs.append(
-                    Requirement(key, str(expr.get("operator")), _as_str_tuple(expr.get("values")), path)
-                )
+                operator = str(expr.get("operator"))
+                reqs.append(Requirement(key, operator, _as_str_tuple(expr.get("values")), path))
         out.append(reqs)
     return out
 

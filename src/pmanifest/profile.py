@@ -67,5 +67,6 @@ def profile_names() -> list[str]:
 def get_profile(name: str = DEFAULT_PROFILE) -> Profile:
     profiles = _all_profiles()
     if name not in profiles:
-        raise ConfigError(f"unknown profile {name!r}; known profiles: {', '.join(sorted(profiles))}")
+        known = ", ".join(sorted(profiles))
+        raise ConfigError(f"unknown profile {name!r}; known profiles: {known}")
     return profiles[name]

@@ -98,7 +98,7 @@ class Workload:
 
     @property
     def template_meta_path(self) -> Path:
-        return self.pod_path[:-1] + ("metadata",)
+        return (*self.pod_path[:-1], "metadata")
 
     def containers(self) -> Iterator[Container]:
         for list_name in CONTAINER_LISTS:

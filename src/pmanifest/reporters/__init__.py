@@ -1,0 +1,37 @@
+"""Reporters turn findings into text. Each module exposes ``render(findings, summary) -> str``;
+modules load only when their format is asked for."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from pmanifest.document import Finding
+
+FORMATS = ("text", "json")
+
+
+@dataclass(frozen=True)
+class Summary:
+    files: int
+    objects: int
+    errors: int
+    warnings: int
+    infos: int
+
+    @classmethod
+    def of(cls, findings: Sequence[Finding], files: int, objects: int) -> Summary:
+        count = {"error": 0, "warning": 0, "info": 0}
+        for f in findings:
+            count[f.severity] += 1
+        return cls(files, objects, count["error"], count["warning"], count["info"])
+
+
+Render = Callable[[Sequence[Finding], Summary, bool], str]
+
+
+def reporter(name: str) -> Render:
+    module = importlib.import_module(f"pmanifest.reporters.{name}_format")
+    render: Render = module.render
+    return render

@@ -1,0 +1,147 @@
+"""Configuration: ``.pmanifest.yaml`` or ``[tool.pmanifest]`` in ``pyproject.toml``.
+
+Found by walking up from the current directory, or named with ``--config``. Unknown keys,
+unknown rule names and bad values are errors with a suggestion, never silently ignored.
+
+Keys::
+
+    kubernetesVersion: "1.31"       # schema version for PM002
+    profile: together               # provider profile
+    failOn: error                   # error | warning | info
+    rules:                          # rule id or slug -> off | error | warning | info
+      PM302: off
+      prestop-sleep: error
+    exclude: ["charts/**/tests/*"]  # glob patterns of paths not to lint
+"""
+
+from __future__ import annotations
+
+import difflib
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path as FsPath
+from typing import Any
+
+from pmanifest.errors import ConfigError
+from pmanifest.loader import YamlProblem, decode, load_single
+
+CONFIG_NAMES = (".pmanifest.yaml", ".pmanifest.yml")
+KEYS = ("kubernetesVersion", "profile", "failOn", "rules", "exclude")
+LEVELS = ("off", "error", "warning", "info")
+FAIL_ON = ("error", "warning", "info")
+
+
+@dataclass(frozen=True)
+class Config:
+    source: str | None = None
+    kubernetes_version: str | None = None
+    profile: str | None = None
+    fail_on: str | None = None
+    rules: dict[str, str] = field(default_factory=dict)  # rule id -> level
+    exclude: tuple[str, ...] = ()
+    base_dir: FsPath | None = None  # exclude patterns are relative to this
+
+
+def _suggest(name: str, choices: tuple[str, ...] | list[str]) -> str:
+    close = difflib.get_close_matches(name, list(choices), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def find_config(start: FsPath) -> FsPath | None:
+    """The nearest config file at or above ``start``."""
+    for directory in (start, *start.parents):
+        for name in CONFIG_NAMES:
+            candidate = directory / name
+            if candidate.is_file():
+                return candidate
+        pyproject = directory / "pyproject.toml"
+        if pyproject.is_file() and _pyproject_section(pyproject) is not None:
+            return pyproject
+    return None
+
+
+def _pyproject_section(path: FsPath) -> dict[str, Any] | None:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"cannot read pyproject.toml: {exc}", str(path)) from None
+    section = data.get("tool", {}).get("pmanifest")
+    return section if isinstance(section, dict) else None
+
+
+def load_config(path: FsPath) -> Config:
+    if path.name == "pyproject.toml":
+        section = _pyproject_section(path)
+        return _parse(section or {}, str(path), None, path.parent)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"cannot read config: {exc.strerror}", str(path)) from None
+    try:
+        loaded = load_single(decode(raw))
+    except YamlProblem as problem:
+        if problem.message == "file is empty":
+            return Config(source=str(path), base_dir=path.parent)
+        raise ConfigError(problem.message, str(path), problem.line, problem.column) from None
+    if not isinstance(loaded.data, dict):
+        raise ConfigError("config must be a mapping", str(path), 1, 1)
+    return _parse(loaded.data, str(path), loaded.positions, path.parent)
+
+
+def _parse(data: dict[str, Any], source: str, positions: Any, base: FsPath) -> Config:
+    def fail(message: str, *key_path: str | int) -> ConfigError:
+        pos = positions.at(tuple(key_path)) if positions is not None else None
+        return ConfigError(message, source, pos.line if pos else None, pos.column if pos else None)
+
+    for key in data:
+        if key not in KEYS:
+            raise fail(f"unknown config key {key!r}{_suggest(str(key), KEYS)}", key)
+    version = data.get("kubernetesVersion")
+    if version is not None:
+        from pmanifest.schema import resolve_version
+
+        try:
+            version = resolve_version(str(version))
+        except ConfigError as exc:
+            raise fail(exc.message, "kubernetesVersion") from None
+    profile = data.get("profile")
+    if profile is not None:
+        from pmanifest.profile import profile_names
+
+        if profile not in profile_names():
+            raise fail(f"unknown profile {profile!r}{_suggest(str(profile), profile_names())}",
+                       "profile")
+    fail_on = data.get("failOn")
+    if fail_on is not None and fail_on not in FAIL_ON:
+        raise fail(f"failOn must be one of {', '.join(FAIL_ON)}, not {fail_on!r}", "failOn")
+    rules = _parse_rules(data.get("rules", {}), fail)
+    exclude = data.get("exclude", [])
+    if not isinstance(exclude, list) or not all(isinstance(p, str) for p in exclude):
+        raise fail("exclude must be a list of glob patterns", "exclude")
+    return Config(source, version, profile, fail_on, rules, tuple(exclude), base)
+
+
+def _parse_rules(rules: Any, fail: Any) -> dict[str, str]:
+    if not isinstance(rules, dict):
+        raise fail("rules must map rule ids or slugs to off, error, warning or info", "rules")
+    out: dict[str, str] = {}
+    for name, level in rules.items():
+        rule_id = resolve_rule(str(name), fail, "rules", name)
+        if level is False:
+            level = "off"  # YAML 1.1 reads a bare `off` as false
+        if level not in LEVELS:
+            raise fail(f"rule {name}: level must be one of {', '.join(LEVELS)}, not {level!r}",
+                       "rules", name)
+        out[rule_id] = level
+    return out
+
+
+def resolve_rule(name: str, fail: Any = None, *key_path: Any) -> str:
+    """A rule id for an id or slug, or a ConfigError with a suggestion."""
+    from pmanifest.rules import lookup, suggest
+
+    found = lookup(name)
+    if found is None:
+        message = f"unknown rule {name!r}{suggest(name)}"
+        raise fail(message, *key_path) if fail else ConfigError(message)
+    return found.meta.id

@@ -1,0 +1,83 @@
+"""``pmanifest lint``: config + flags -> options, sources -> findings -> report, exit code."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path as FsPath
+
+from pmanifest.config import Config, find_config, load_config, resolve_rule
+from pmanifest.document import Finding
+from pmanifest.errors import ConfigError
+from pmanifest.lint import SEVERITY_RANK, LintOptions, lint_file
+from pmanifest.reporters import Summary, reporter
+from pmanifest.sources import Problem, check_paths, iter_sources
+
+
+@dataclass(frozen=True)
+class LintRequest:
+    paths: tuple[str, ...]
+    output_format: str
+    fail_on: str | None
+    kubernetes_version: str | None
+    profile: str | None
+    config_path: str | None
+    disable: tuple[str, ...]
+    no_schema: bool
+    stdin_filename: str
+    colour: bool
+
+
+def _config(request: LintRequest) -> Config:
+    if request.config_path is not None:
+        path = FsPath(request.config_path)
+        if not path.is_file():
+            raise ConfigError("config file not found", request.config_path)
+        return load_config(path)
+    found = find_config(FsPath.cwd())
+    return load_config(found) if found is not None else Config()
+
+
+def options_for(request: LintRequest, config: Config) -> LintOptions:
+    from pmanifest.profile import get_profile
+    from pmanifest.schema import DEFAULT_KUBERNETES_VERSION, resolve_version
+
+    version = resolve_version(
+        request.kubernetes_version or config.kubernetes_version or DEFAULT_KUBERNETES_VERSION
+    )
+    profile = request.profile or config.profile or "together"
+    get_profile(profile)  # refuse unknown profiles before linting
+    severities = dict(config.rules)
+    for name in request.disable:
+        severities[resolve_rule(name)] = "off"
+    if request.no_schema:
+        severities["PM002"] = "off"
+    return LintOptions(version, profile, severities)
+
+
+def run_lint(request: LintRequest) -> tuple[str, list[str], int]:
+    """(stdout text, stderr lines, exit code). Raises PmanifestError for exit-2 problems."""
+    config = _config(request)
+    options = options_for(request, config)
+    fail_on = request.fail_on or config.fail_on or "error"
+    check_paths(request.paths)
+    findings: list[Finding] = []
+    messages: list[str] = []
+    files = objects = 0
+    for source in iter_sources(request.paths, request.stdin_filename, config.exclude,
+                               config.base_dir):
+        if isinstance(source, Problem):
+            messages.append(f"{source.name}: warning: {source.message}")
+            continue
+        files += 1
+        result = lint_file(source.raw, source.name, options)
+        findings.extend(result.findings)
+        objects += result.objects
+    summary = Summary.of(findings, files, objects)
+    output = reporter(request.output_format)(findings, summary, request.colour)
+    if request.output_format == "text" and findings:
+        from pmanifest.reporters.text_format import summary_line
+
+        messages.append(summary_line(summary))
+    threshold = SEVERITY_RANK[fail_on]
+    failed = any(SEVERITY_RANK[f.severity] >= threshold for f in findings)
+    return output, messages, 1 if failed else 0

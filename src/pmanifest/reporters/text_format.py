@@ -1,0 +1,30 @@
+"""``file:line:col: severity id[slug] message``, one finding a line."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pmanifest.document import Finding
+from pmanifest.reporters import Summary
+
+_COLOURS = {"error": "\x1b[31m", "warning": "\x1b[33m", "info": "\x1b[36m"}
+_RESET = "\x1b[0m"
+
+
+def render(findings: Sequence[Finding], summary: Summary, colour: bool) -> str:
+    lines = []
+    for f in findings:
+        severity = f"{_COLOURS[f.severity]}{f.severity}{_RESET}" if colour else f.severity
+        lines.append(f"{f.file}:{f.line}:{f.column}: {severity} {f.rule}[{f.slug}] {f.message}")
+    return "".join(line + "\n" for line in lines)
+
+
+def summary_line(summary: Summary) -> str:
+    def plural(n: int, word: str) -> str:
+        return f"{n} {word}{'' if n == 1 else 's'}"
+
+    return (
+        f"{plural(summary.errors, 'error')}, {plural(summary.warnings, 'warning')}, "
+        f"{summary.infos} info in {plural(summary.files, 'file')} "
+        f"({plural(summary.objects, 'object')})"
+    )
