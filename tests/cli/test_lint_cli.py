@@ -1,0 +1,208 @@
+"""Exact CLI behaviour of ``pmanifest lint``, ``rules`` and ``explain``."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from pmanifest.cli import main
+
+BAD_FIELD = """\
+apiVersion: batch/v1
+kind: Job
+metadata: {name: train}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      terminationGracePeriodSecond: 300
+      containers: [{name: main, image: busybox}]
+"""
+SYNTAX = "apiVersion: v1\nkind: Pod\nmetadata: {name: x\n"
+NOT_KUBERNETES = "name: my-app\nvalues: [1, 2]\n"
+
+
+@pytest.fixture
+def runner(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> CliRunner:
+    monkeypatch.chdir(tmp_path)  # no config file from the source tree
+    return CliRunner()
+
+
+def write(path: Path, text: str) -> str:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return str(path)
+
+
+def test_findings_exit_1_with_exact_text(runner: CliRunner, tmp_path: Path) -> None:
+    write(tmp_path / "job.yaml", BAD_FIELD)
+    result = runner.invoke(main, ["lint", "job.yaml"])
+    assert result.exit_code == 1
+    assert result.stdout == (
+        "job.yaml:8:7: error PM002[schema-invalid] unknown field 'terminationGracePeriodSecond'\n"
+    )
+    assert result.stderr == "1 error, 0 warnings, 0 info in 1 file (1 object)\n"
+
+
+def test_clean_and_non_kubernetes_files_exit_0_silently(runner: CliRunner, tmp_path: Path) -> None:
+    write(tmp_path / "values.yaml", NOT_KUBERNETES)
+    result = runner.invoke(main, ["lint", "values.yaml"])
+    assert (result.exit_code, result.stdout, result.stderr) == (0, "", "")
+
+
+def test_json_format_matches_the_design(runner: CliRunner, tmp_path: Path) -> None:
+    write(tmp_path / "job.yaml", BAD_FIELD)
+    result = runner.invoke(main, ["lint", "--format", "json", "job.yaml"])
+    assert result.exit_code == 1
+    payload = json.loads(result.stdout)
+    assert payload["findings"] == [{
+        "rule": "PM002", "slug": "schema-invalid", "severity": "error", "file": "job.yaml",
+        "line": 8, "column": 7, "object": {"kind": "Job", "name": "train", "namespace": None},
+        "path": "spec.template.spec.terminationGracePeriodSecond",
+        "message": "unknown field 'terminationGracePeriodSecond'",
+    }]
+    assert payload["summary"] == {"files": 1, "objects": 1, "errors": 1, "warnings": 0,
+                                  "infos": 0}
+
+
+def test_syntax_error_is_a_finding_and_other_files_are_still_linted(
+    runner: CliRunner, tmp_path: Path
+) -> None:
+    write(tmp_path / "a" / "broken.yaml", SYNTAX)
+    write(tmp_path / "a" / "job.yml", BAD_FIELD)
+    result = runner.invoke(main, ["lint", "a"])
+    assert result.exit_code == 1
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("a/broken.yaml:4:1: error PM001[yaml-syntax-error] ")
+    assert lines[1].startswith("a/job.yml:8:7: error PM002[schema-invalid] ")
+
+
+def test_stdin_with_a_file_name(runner: CliRunner) -> None:
+    result = runner.invoke(main, ["lint", "-", "--stdin-filename", "rendered.yaml"],
+                           input=BAD_FIELD)
+    assert result.exit_code == 1
+    assert result.stdout.startswith("rendered.yaml:8:7: error PM002[schema-invalid]")
+
+
+def test_missing_path_is_a_usage_error(runner: CliRunner) -> None:
+    result = runner.invoke(main, ["lint", "nope.yaml"])
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr == "nope.yaml: no such file or directory\n"
+
+
+def test_fail_on_threshold(runner: CliRunner, tmp_path: Path) -> None:
+    write(tmp_path / ".pmanifest.yaml", "rules:\n  PM002: warning\n")
+    write(tmp_path / "job.yaml", BAD_FIELD)
+    assert runner.invoke(main, ["lint", "job.yaml"]).exit_code == 0
+    result = runner.invoke(main, ["lint", "job.yaml", "--fail-on", "warning"])
+    assert result.exit_code == 1
+    assert "job.yaml:8:7: warning PM002[schema-invalid]" in result.stdout
+
+
+def test_inline_ignore_comment_needs_the_rule_name(runner: CliRunner, tmp_path: Path) -> None:
+    ignored = BAD_FIELD.replace(
+        "terminationGracePeriodSecond: 300",
+        'terminationGracePeriodSecond: 300  # pmanifest: ignore=schema-invalid reason="test"')
+    write(tmp_path / "ok.yaml", ignored)
+    assert runner.invoke(main, ["lint", "ok.yaml"]).exit_code == 0
+    other = BAD_FIELD.replace("terminationGracePeriodSecond: 300",
+                              "terminationGracePeriodSecond: 300  # pmanifest: ignore=PM201")
+    write(tmp_path / "still.yaml", other)
+    assert runner.invoke(main, ["lint", "still.yaml"]).exit_code == 1
+
+
+def test_ignore_comment_on_the_line_above(runner: CliRunner, tmp_path: Path) -> None:
+    text = BAD_FIELD.replace("      terminationGracePeriodSecond",
+                             "      # pmanifest: ignore=PM002\n      terminationGracePeriodSecond")
+    write(tmp_path / "ok.yaml", text)
+    assert runner.invoke(main, ["lint", "ok.yaml"]).exit_code == 0
+
+
+def test_ignore_annotation_on_the_pod_template(runner: CliRunner, tmp_path: Path) -> None:
+    text = BAD_FIELD.replace(
+        "  template:\n",
+        "  template:\n    metadata:\n      annotations: {pmanifest.io/ignore: \"PM002\"}\n")
+    write(tmp_path / "ok.yaml", text)
+    result = runner.invoke(main, ["lint", "ok.yaml"])
+    assert (result.exit_code, result.stdout) == (0, "")
+
+
+def test_disable_flag_and_unknown_rule(runner: CliRunner, tmp_path: Path) -> None:
+    write(tmp_path / "job.yaml", BAD_FIELD)
+    assert runner.invoke(main, ["lint", "job.yaml", "--disable", "schema-invalid"]).exit_code == 0
+    result = runner.invoke(main, ["lint", "job.yaml", "--disable", "schema-invalide"])
+    assert result.exit_code == 2
+    assert result.stderr == (
+        "pmanifest: unknown rule 'schema-invalide' (did you mean schema-invalid?)\n")
+
+
+def test_config_unknown_key_names_file_and_line(runner: CliRunner, tmp_path: Path) -> None:
+    write(tmp_path / ".pmanifest.yaml", "kubernetesVersion: '1.31'\nrule:\n  PM002: off\n")
+    write(tmp_path / "job.yaml", BAD_FIELD)
+    result = runner.invoke(main, ["lint", "job.yaml"])
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr.endswith(
+        ".pmanifest.yaml:2:1: unknown config key 'rule' (did you mean 'rules'?)\n")
+
+
+def test_config_in_pyproject_is_found_from_a_subdirectory(
+    runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write(tmp_path / "pyproject.toml", "[tool.pmanifest]\nrules = { PM002 = 'off' }\n")
+    write(tmp_path / "sub" / "job.yaml", BAD_FIELD)
+    monkeypatch.chdir(tmp_path / "sub")
+    assert runner.invoke(main, ["lint", "job.yaml"]).exit_code == 0
+
+
+def test_config_bad_level_and_version(runner: CliRunner, tmp_path: Path) -> None:
+    write(tmp_path / "c.yaml", "rules:\n  PM002: loud\n")
+    write(tmp_path / "job.yaml", BAD_FIELD)
+    result = runner.invoke(main, ["lint", "job.yaml", "--config", "c.yaml"])
+    assert result.exit_code == 2
+    assert result.stderr == (
+        "c.yaml:2:3: rule PM002: level must be one of off, error, warning, info, not 'loud'\n")
+    result = runner.invoke(main, ["lint", "job.yaml", "--kubernetes-version", "1.12"])
+    assert result.exit_code == 2
+    assert result.stderr == "pmanifest: unsupported Kubernetes version '1.12'; supported: 1.25 to 1.37\n"
+
+
+def test_exclude_patterns_from_config(runner: CliRunner, tmp_path: Path) -> None:
+    write(tmp_path / ".pmanifest.yaml", "exclude: ['vendor/*']\n")
+    write(tmp_path / "vendor" / "job.yaml", BAD_FIELD)
+    result = runner.invoke(main, ["lint", "."])
+    assert (result.exit_code, result.stdout) == (0, "")
+
+
+def test_hidden_directories_skipped_symlink_loops_reported(
+    runner: CliRunner, tmp_path: Path
+) -> None:
+    write(tmp_path / "repo" / ".git" / "job.yaml", BAD_FIELD)
+    (tmp_path / "repo" / "loop").symlink_to(tmp_path / "repo")
+    os.symlink(tmp_path / "missing.yaml", tmp_path / "repo" / "dangling.yaml")
+    result = runner.invoke(main, ["lint", "repo"])
+    assert (result.exit_code, result.stdout) == (0, "")
+    assert "repo/loop: warning: symlink loop; directory skipped" in result.stderr
+    assert "repo/dangling.yaml: warning: dangling symbolic link; skipped" in result.stderr
+
+
+def test_rules_lists_every_rule(runner: CliRunner) -> None:
+    from pmanifest.rules import registry
+
+    result = runner.invoke(main, ["rules"])
+    assert result.exit_code == 0
+    assert len(result.stdout.splitlines()) == len(registry())
+    assert result.stdout.startswith("PM001  yaml-syntax-error")
+
+
+def test_explain_by_slug_and_unknown(runner: CliRunner) -> None:
+    result = runner.invoke(main, ["explain", "schema-invalid"])
+    assert result.exit_code == 0
+    assert result.stdout.startswith("PM002 schema-invalid (error)\n")
+    assert "Failing example:\n    apiVersion: batch/v1" in result.stdout
+    result = runner.invoke(main, ["explain", "PM0002"])
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert "unknown rule 'PM0002'" in result.stderr
