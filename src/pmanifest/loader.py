@@ -18,7 +18,16 @@ from typing import Any
 
 import yaml
 from yaml.constructor import SafeConstructor
-from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from yaml.events import (
+    AliasEvent,
+    MappingEndEvent,
+    MappingStartEvent,
+    ScalarEvent,
+    SequenceEndEvent,
+    SequenceStartEvent,
+)
+from yaml.nodes import ScalarNode
+from yaml.resolver import Resolver
 
 from pmanifest.document import Path, Pos, Positions, ScalarInfo
 
@@ -85,9 +94,11 @@ def split_documents(text: str) -> Iterator[tuple[int, str]]:
     """Yield (0-based first line, text) for each document between ``---`` markers."""
     start = 0
     start_line = 0
+    counted_to = 0  # lines are counted incrementally: one pass over the text in all
     for match in _DOC_MARKER.finditer(text):
         yield start_line, text[start : match.start()]
-        start_line = text.count("\n", 0, match.start())
+        start_line += text.count("\n", counted_to, match.start())
+        counted_to = match.start()
         # keep the marker line itself (blanked) so that columns after "--- " stay right
         start = match.start()
         if match.group(1) == "...":
@@ -102,30 +113,23 @@ def load_documents(text: str) -> Iterator[Loaded | Broken]:
         if _only_comments(chunk):
             continue  # a marker-only or comment-only chunk is not a document
         try:
-            node = yaml.compose(chunk, Loader=_Loader)
+            built = _Builder(first_line).run(chunk)
+        except YamlProblem as problem:
+            if "{{" in chunk and "template" not in problem.message:
+                problem.message += " (an unrendered Helm template? lint `helm template` output)"
+            yield Broken(index, problem)
         except yaml.MarkedYAMLError as exc:
             mark = exc.problem_mark or exc.context_mark
             line = (mark.line if mark else 0) + first_line + 1
             column = (mark.column if mark else 0) + 1
             message = exc.problem or exc.context or "invalid YAML"
             yield Broken(index, YamlProblem(message, line, column))
-            index += 1
-            continue
         except yaml.YAMLError as exc:
             yield Broken(index, YamlProblem(str(exc).splitlines()[0], first_line + 1, 1))
-            index += 1
-            continue
-        except RecursionError:
-            yield Broken(index, YamlProblem("document is nested too deeply", first_line + 1, 1))
-            index += 1
-            continue
-        if node is None:
-            continue
-        try:
-            data, positions = build(node, first_line)
-        except YamlProblem as problem:
-            yield Broken(index, problem)
         else:
+            if built is None:
+                continue
+            data, positions = built
             yield Loaded(index, data, positions, first_line + 1)
         index += 1
 
@@ -152,114 +156,186 @@ def load_single(text: str) -> Loaded:
     return loaded[0]
 
 
+class _Frame:
+    """A mapping or sequence being built."""
+
+    __slots__ = ("anchor", "key", "merges", "path", "pending_key", "size", "value")
+
+    def __init__(self, value: dict[Any, Any] | list[Any], path: Path, anchor: str | None) -> None:
+        self.value = value
+        self.path = path
+        self.anchor = anchor
+        self.pending_key: Any = _NO_KEY  # mappings: the key waiting for its value
+        self.key: Any = None
+        self.merges: list[dict[Any, Any]] = []
+        self.size = 1  # nodes in this subtree, alias expansions included
+
+
+_NO_KEY = object()
+_MERGE = object()
+
+
 class _Builder:
-    """Turns a composed node graph into plain data plus a position table."""
+    """Builds plain data and positions straight from parser events.
+
+    Working from events (libyaml's parser is iterative) instead of a composed node graph means
+    no recursion anywhere, so deep nesting fails cleanly at MAX_DEPTH instead of overflowing
+    the C stack; aliases share the anchored value and count its size against a budget.
+    """
 
     def __init__(self, line_offset: int) -> None:
         self.offset = line_offset
         self.keys: dict[Path, Pos] = {}
         self.values: dict[Path, Pos] = {}
         self.scalars: dict[Path, ScalarInfo] = {}
-        self.seen: set[int] = set()
+        self.anchors: dict[str, tuple[Any, int]] = {}  # anchor -> (value, subtree size)
         self.expanded = 0
+        self.resolver = Resolver()
         self.constructor = SafeConstructor()
+        self.stack: list[_Frame] = []
+        self.root: Any = _NO_KEY
 
-    def pos(self, node: Node) -> Pos:
-        return Pos(node.start_mark.line + self.offset + 1, node.start_mark.column + 1)
+    def pos(self, mark: Any) -> Pos:
+        return Pos(mark.line + self.offset + 1, mark.column + 1)
 
-    def build(self, node: Node, path: Path, depth: int) -> Any:
-        if depth > MAX_DEPTH:
-            line, col = self.pos(node)
-            raise YamlProblem(f"document is nested more than {MAX_DEPTH} levels deep", line, col)
-        if id(node) in self.seen:
-            self.expanded += 1
-            if self.expanded > MAX_ALIAS_EXPANSION:
-                line, col = self.pos(node)
-                raise YamlProblem("too many alias expansions (a YAML bomb?)", line, col)
-        elif not isinstance(node, ScalarNode):
-            self.seen.add(id(node))
-        self.values.setdefault(path, self.pos(node))
-        if isinstance(node, ScalarNode):
-            return self.scalar(node, path)
-        if isinstance(node, SequenceNode):
-            self.check_tag(node, _TAG + "seq")
-            out: list[Any] = []
-            for i, item in enumerate(node.value):
-                item_path = (*path, i)
-                self.keys.setdefault(item_path, self.pos(item))
-                out.append(self.build(item, item_path, depth + 1))
-            return out
-        if isinstance(node, MappingNode):
-            return self.mapping(node, path, depth)
-        raise YamlProblem("unsupported YAML node", *self.pos(node))  # pragma: no cover
+    def run(self, chunk: str) -> tuple[Any, Positions] | None:
+        for event in yaml.parse(chunk, Loader=_Loader):
+            kind = type(event)
+            if kind is ScalarEvent:
+                self.scalar(event)
+            elif kind is MappingStartEvent or kind is SequenceStartEvent:
+                self.start(event, kind is MappingStartEvent)
+            elif kind is MappingEndEvent or kind is SequenceEndEvent:
+                self.end()
+            elif kind is AliasEvent:
+                self.alias(event)
+        if self.root is _NO_KEY:
+            return None
+        return self.root, Positions(self.keys, self.values, self.scalars)
 
-    def check_tag(self, node: Node, expected: str) -> None:
-        if node.tag != expected:
-            line, col = self.pos(node)
-            raise YamlProblem(f"unsupported YAML tag {node.tag!r}", line, col)
+    # -- where a new value goes ------------------------------------------------------------
+    def child_path(self, start_mark: Any) -> tuple[Path, bool]:
+        """The path of the value about to be attached; False if it is a mapping key."""
+        if not self.stack:
+            self.keys[()] = self.pos(start_mark)
+            return (), True
+        frame = self.stack[-1]
+        if isinstance(frame.value, list):
+            path = (*frame.path, len(frame.value))
+            self.keys[path] = self.pos(start_mark)
+            return path, True
+        if frame.pending_key is _NO_KEY:
+            return frame.path, False
+        key = frame.pending_key
+        return (frame.path if key is _MERGE else (*frame.path, key)), True
 
-    def scalar(self, node: ScalarNode, path: Path) -> Any:
-        if node.tag in _PLAIN_TAGS:
-            self.scalars[path] = ScalarInfo(self.pos(node), node.style or None)
-        return self.scalar_value(node)
+    def attach(self, value: Any, size: int, mark: Any) -> None:
+        if not self.stack:
+            self.root = value
+            return
+        frame = self.stack[-1]
+        frame.size += size
+        if isinstance(frame.value, list):
+            frame.value.append(value)
+            return
+        if frame.pending_key is _MERGE:
+            self.merge(frame, value, mark)
+        else:
+            frame.value[frame.pending_key] = value
+        frame.pending_key = _NO_KEY
 
-    def scalar_value(self, node: ScalarNode) -> Any:
-        tag = node.tag
+    def set_key(self, frame: _Frame, key: Any, mark: Any) -> None:
+        if not isinstance(frame.value, dict):  # pragma: no cover - lists have no keys
+            return
+        if key in frame.value:
+            raise YamlProblem(f"duplicate key {key!r}", *self.pos(mark))
+        frame.pending_key = key
+        self.keys[(*frame.path, key)] = self.pos(mark)
+
+    def merge(self, frame: _Frame, value: Any, mark: Any) -> None:
+        sources = value if isinstance(value, list) else [value]
+        for source in sources:
+            if not isinstance(source, dict):
+                raise YamlProblem("a merge key (<<) needs a mapping or a list of mappings",
+                                  *self.pos(mark))
+            frame.merges.append(source)
+
+    # -- events ------------------------------------------------------------------------------
+    def scalar(self, event: Any) -> None:
+        path, is_value = self.child_path(event.start_mark)
+        tag = event.tag
+        if tag is None or tag == "!":
+            tag = self.resolver.resolve(ScalarNode, event.value, event.implicit)
+        if not is_value:
+            frame = self.stack[-1]
+            if tag == _TAG + "merge":
+                frame.pending_key = _MERGE
+                return
+            key = self.convert(tag, event)
+            if isinstance(key, float | bool) or key is None:
+                key = event.value
+            self.set_key(frame, key, event.start_mark)
+            return
+        self.values[path] = self.pos(event.start_mark)
         if tag in _PLAIN_TAGS:
-            return node.value
+            self.scalars[path] = ScalarInfo(self.pos(event.start_mark), event.style or None)
+        value = self.convert(tag, event)
+        if event.anchor:
+            self.anchors[event.anchor] = (value, 1)
+        self.attach(value, 1, event.start_mark)
+
+    def convert(self, tag: str, event: Any) -> Any:
+        if tag in _PLAIN_TAGS:
+            return event.value
         if tag in _CONSTRUCTED_TAGS:
+            node = ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
             try:
                 return self.constructor.construct_object(node, deep=False)
             except (yaml.YAMLError, ValueError, OverflowError):
-                line, col = self.pos(node)
-                raise YamlProblem(f"invalid value for {tag}", line, col) from None
-        line, col = self.pos(node)
-        raise YamlProblem(f"unsupported YAML tag {tag!r}", line, col)
+                raise YamlProblem(f"invalid value for {tag}", *self.pos(event.start_mark)) from None
+        raise YamlProblem(f"unsupported YAML tag {tag!r}", *self.pos(event.start_mark))
 
-    def mapping(self, node: MappingNode, path: Path, depth: int) -> dict[Any, Any]:
-        self.check_tag(node, _TAG + "map")
-        out: dict[Any, Any] = {}
-        merged: list[tuple[Node, Node]] = []
-        for key_node, value_node in node.value:
-            if key_node.tag == _TAG + "merge":
-                merged.extend(self.merge_sources(value_node))
-                continue
-            self.add_entry(out, key_node, value_node, path, depth, explicit=True)
-        for key_node, value_node in merged:
-            self.add_entry(out, key_node, value_node, path, depth, explicit=False)
-        return out
+    def start(self, event: Any, is_mapping: bool) -> None:
+        path, is_value = self.child_path(event.start_mark)
+        if not is_value:
+            raise YamlProblem("mapping keys must be scalars", *self.pos(event.start_mark))
+        if len(self.stack) >= MAX_DEPTH:
+            raise YamlProblem(f"document is nested more than {MAX_DEPTH} levels deep",
+                              *self.pos(event.start_mark))
+        expected = _TAG + ("map" if is_mapping else "seq")
+        if event.tag not in (None, "!", expected):
+            raise YamlProblem(f"unsupported YAML tag {event.tag!r}", *self.pos(event.start_mark))
+        self.values[path] = self.pos(event.start_mark)
+        container: dict[Any, Any] | list[Any] = {} if is_mapping else []
+        frame = _Frame(container, path, event.anchor)
+        frame.key = event.start_mark
+        self.stack.append(frame)
 
-    def merge_sources(self, value: Node) -> list[tuple[Node, Node]]:
-        sources = value.value if isinstance(value, SequenceNode) else [value]
-        pairs: list[tuple[Node, Node]] = []
-        for source in sources:
-            if not isinstance(source, MappingNode):
-                raise YamlProblem("a merge key (<<) needs a mapping", *self.pos(source))
-            self.expanded += len(source.value)
-            pairs.extend(source.value)
-        return pairs
+    def end(self) -> None:
+        frame = self.stack.pop()
+        value = frame.value
+        if frame.merges and isinstance(value, dict):
+            for source in frame.merges:
+                for key, item in source.items():
+                    value.setdefault(key, item)
+        if frame.anchor:
+            self.anchors[frame.anchor] = (value, frame.size)
+        self.attach(value, frame.size, frame.key)
 
-    def add_entry(
-        self, out: dict[Any, Any], key_node: Node, value_node: Node, path: Path, depth: int,
-        *, explicit: bool,
-    ) -> None:
-        if not isinstance(key_node, ScalarNode):
-            raise YamlProblem("mapping keys must be scalars", *self.pos(key_node))
-        key = self.scalar_value(key_node)
-        if isinstance(key, float | bool) or key is None:
-            key = key_node.value
-        if key in out:
-            if not explicit:
-                return  # explicit keys win over merged ones
-            raise YamlProblem(f"duplicate key {key!r}", *self.pos(key_node))
-        child: Path = (*path, key)
-        if explicit or child not in self.keys:
-            self.keys[child] = self.pos(key_node)
-        out[key] = self.build(value_node, child, depth + 1)
-
-
-def build(node: Node, line_offset: int = 0) -> tuple[Any, Positions]:
-    builder = _Builder(line_offset)
-    builder.keys[()] = builder.pos(node)
-    data = builder.build(node, (), 0)
-    return data, Positions(builder.keys, builder.values, builder.scalars)
+    def alias(self, event: Any) -> None:
+        path, is_value = self.child_path(event.start_mark)
+        if event.anchor not in self.anchors:
+            raise YamlProblem(f"unknown or recursive alias *{event.anchor}",
+                              *self.pos(event.start_mark))
+        value, size = self.anchors[event.anchor]
+        self.expanded += size
+        if self.expanded > MAX_ALIAS_EXPANSION:
+            raise YamlProblem("too many alias expansions (a YAML bomb?)",
+                              *self.pos(event.start_mark))
+        if not is_value:
+            if isinstance(value, dict | list):
+                raise YamlProblem("mapping keys must be scalars", *self.pos(event.start_mark))
+            self.set_key(self.stack[-1], value, event.start_mark)
+            return
+        self.values[path] = self.pos(event.start_mark)
+        self.attach(value, size, event.start_mark)
