@@ -23,7 +23,7 @@ def test_positions_of_keys_values_and_list_items() -> None:
 
 
 def test_second_document_positions_are_file_lines() -> None:
-    first, second = docs("a: 1\n---\n# comment\nb:\n  c: 2\n")
+    _, second = docs("a: 1\n---\n# comment\nb:\n  c: 2\n")
     assert isinstance(second, Loaded)
     assert second.positions.at(("b", "c")) == (5, 3)
 

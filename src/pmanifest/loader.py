@@ -265,7 +265,9 @@ class _Builder:
         path, is_value = self.child_path(event.start_mark)
         tag = event.tag
         if tag is None or tag == "!":
-            tag = self.resolver.resolve(ScalarNode, event.value, event.implicit)
+            tag = self.resolver.resolve(  # type: ignore[no-untyped-call]
+                ScalarNode, event.value, event.implicit
+            )
         if not is_value:
             frame = self.stack[-1]
             if tag == _TAG + "merge":
