@@ -58,6 +58,37 @@ def main() -> None:
 # (defined in this section; see pmanifest.render and pmanifest.spec)
 
 
+@main.command()
+@click.option("-f", "--filename", "spec_path", required=True, metavar="FILE|-",
+              help="The spec file, or - for stdin.")
+@click.option("-o", "--output", "output_format", type=click.Choice(["yaml", "json"]),
+              default="yaml", show_default=True,
+              help="Multi-document YAML, or one JSON v1 List.")
+@click.option("--kubernetes-version", default=None,
+              help="Kubernetes version whose strict schema validates the output; overrides "
+                   "cluster.kubernetesVersion [default: 1.31].")
+@click.option("--templates", "templates_dir", type=click.Path(file_okay=False), default=None,
+              metavar="DIR", help="Directory of templates that override the built-in ones "
+                                  "by file name.")
+def render(spec_path: str, output_format: str, kubernetes_version: str | None,
+           templates_dir: str | None) -> None:
+    """Render a spec into Kubernetes manifests on stdout (nothing is printed on error)."""
+    from pmanifest.render import RenderOptions, read_spec, render_text
+
+    text, name = read_spec(spec_path)
+    output = render_text(text, name, RenderOptions(kubernetes_version, templates_dir,
+                                                   output_format))
+    click.get_binary_stream("stdout").write(output.encode("utf-8"))
+
+
+@main.command()
+def schema() -> None:
+    """Print the JSON Schema (draft 2020-12) of the spec."""
+    from pmanifest.spec import schema_json
+
+    click.get_binary_stream("stdout").write(schema_json().encode("utf-8"))
+
+
 # --- lint / rules / explain -----------------------------------------------------------------
 # (defined in this section; see pmanifest.lint)
 

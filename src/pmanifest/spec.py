@@ -1,0 +1,583 @@
+"""The pmanifest spec: its JSON Schema, its semantic checks and the validated model.
+
+``load_spec(text, file)`` is the only way in. It parses with the safe loader, validates against
+``SPEC_SCHEMA`` (draft 2020-12), then applies the checks a schema cannot express (placement
+rules of the preemptible contract, checkpoint paths on the shared volume, name uniqueness).
+Every problem becomes a ``SpecError`` with the file, the 1-based line and column of the
+offending key or value, and a message of the form ``what is wrong; what to do``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import posixpath
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from pmanifest.document import Path, Pos, Positions, dotted
+from pmanifest.errors import PmanifestError, SpecError
+from pmanifest.loader import YamlProblem, load_single
+from pmanifest.profile import Profile, get_profile
+
+API_VERSION = "pmanifest/v1"
+ROLES = ("worker", "coordinator", "serving")
+COMPUTE = ("preemptible", "standard")
+TRIGGERS = ("sigterm", "preStop")
+DEFAULT_GRACE_SECONDS = 300
+DEFAULT_BACKOFF_LIMIT = 3
+DEFAULT_REPLICAS = {"serving": 2, "coordinator": 1}
+MIN_JOB_VERSION = (1, 26)  # podFailurePolicy is on by default from 1.26 (beta), GA in 1.31
+
+DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_LABEL_NAME = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)$")
+_LABEL_PREFIX = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+_ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")
+RESERVED_LABELS = ("app.kubernetes.io/name", "app.kubernetes.io/managed-by", "pmanifest.io/role")
+
+
+# --- JSON Schema -----------------------------------------------------------------------------
+
+def _f(schema: dict[str, Any], description: str, default: Any = None) -> dict[str, Any]:
+    """A field: its schema plus the description and default every field carries."""
+    out = dict(schema)
+    out["description"] = description
+    if default is not None:
+        out["default"] = default
+    return out
+
+
+_ARGV_ITEM = {"type": ["string", "integer"], "description": "One argument (integers are "
+              "passed as their decimal text; quote anything else that is not a string)."}
+_STRING_MAP = {"type": "object", "additionalProperties": {"type": "string"}}
+_ENV = {"type": "object", "additionalProperties": {"type": ["string", "integer"]}}
+_QUANTITIES = {"type": "object", "additionalProperties": {"type": ["string", "integer"]}}
+_TOLERATION = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "key": _f({"type": "string"}, "Taint key the toleration matches.", ""),
+        "operator": _f({"enum": ["Exists", "Equal"]}, "Exists or Equal.", "Equal"),
+        "value": _f({"type": "string"}, "Taint value (with operator Equal).", ""),
+        "effect": _f({"enum": ["NoSchedule", "PreferNoSchedule", "NoExecute"]},
+                     "Taint effect to tolerate; empty means all effects.", "NoSchedule"),
+        "tolerationSeconds": _f({"type": "integer", "minimum": 0},
+                                "How long a NoExecute taint is tolerated.", 0),
+    },
+}
+
+
+def _shared_fields() -> dict[str, Any]:
+    """Fields allowed both in ``defaults`` and on a workload (the workload wins)."""
+    return {
+        "namespace": _f({"type": "string", "maxLength": 63, "pattern": DNS1123_LABEL.pattern},
+                        "Namespace of every object of the workload (DNS-1123 label); "
+                        "omitted means the namespace of kubectl's context.", ""),
+        "image": _f({"type": "string", "minLength": 1},
+                    "Container image, e.g. ghcr.io/acme/trainer:1.4. Required on every "
+                    "workload unless given in defaults.", ""),
+        "labels": _f(_STRING_MAP, "Extra labels on every object and pod template "
+                     "(merged; the workload's own win over defaults).", {}),
+        "env": _f(_ENV, "Environment variables of the main container, name -> value.", {}),
+        "nodeSelector": _f(_STRING_MAP, "Extra node labels the pods require. The compute-class "
+                           "label is set by `compute`, not here.", {}),
+        "tolerations": _f({"type": "array", "items": _TOLERATION},
+                          "Pod tolerations (e.g. for providers that taint spot nodes).", []),
+        "serviceAccountName": _f({"type": "string", "minLength": 1},
+                                 "Service account the pods run as.", "default"),
+    }
+
+
+def _checkpoint_schema() -> dict[str, Any]:
+    return _f({
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["command", "trigger"],
+        "properties": {
+            "command": _f({"type": ["array", "string"], "items": _ARGV_ITEM, "minItems": 1,
+                           "minLength": 1},
+                          "Checkpoint command: an argv list, or a string run by /bin/sh -c."),
+            "trigger": _f({"enum": list(TRIGGERS)},
+                          "What runs the checkpoint on preemption: `sigterm` (a /bin/sh wrapper "
+                          "traps TERM, checkpoints once, stops the main process, exits 143) or "
+                          "`preStop` (a preStop exec hook; the main command is left as is). "
+                          "Exactly one; never both.", "sigterm"),
+            "gracePeriodSeconds": _f({"type": "integer", "minimum": 1},
+                                     "terminationGracePeriodSeconds of the pods; at most the "
+                                     "profile's cap (300 s) on preemptible compute.",
+                                     DEFAULT_GRACE_SECONDS),
+            "dir": _f({"type": "string", "minLength": 1},
+                      "Checkpoint directory; must lie under cluster.sharedVolume.mountPath. "
+                      "Exported to the container as CHECKPOINT_DIR.", ""),
+        },
+    }, "How the workload checkpoints when its node is preempted.", {})
+
+
+def _workload_schema() -> dict[str, Any]:
+    props: dict[str, Any] = {
+        "name": _f({"type": "string", "maxLength": 63, "pattern": DNS1123_LABEL.pattern},
+                   "Name of the workload and of its objects (DNS-1123 label, at most 63 "
+                   "characters).", ""),
+        "role": _f({"enum": list(ROLES)}, "worker -> Job; coordinator and serving -> "
+                   "Deployment kept off preemptible nodes.", "worker"),
+        "compute": _f({"enum": list(COMPUTE)}, "Node class. Workers default to preemptible; "
+                      "coordinator and serving default to standard and can never be "
+                      "preemptible.", "preemptible"),
+        "command": _f({"type": "array", "items": _ARGV_ITEM, "minItems": 1},
+                      "Main command (argv). Omitted means the image's entrypoint (not possible "
+                      "with the sigterm trigger).", []),
+        "args": _f({"type": "array", "items": _ARGV_ITEM}, "Arguments appended to command.", []),
+        "gpus": _f({"type": "integer", "minimum": 0}, "GPUs per pod (nvidia.com/gpu limit).", 0),
+        "parallelism": _f({"type": "integer", "minimum": 1}, "Worker pods running at once "
+                          "(Job parallelism).", 1),
+        "completions": _f({"type": "integer", "minimum": 1}, "Successful pods needed (Job "
+                          "completions); when set the Job is Indexed, so each index is one "
+                          "shard that a replacement pod resumes.", 1),
+        "replicas": _f({"type": "integer", "minimum": 0}, "Deployment replicas: serving "
+                       "defaults to 2, coordinator to 1.", 2),
+        "ports": _f({"type": "array", "items": {"type": "integer", "minimum": 1,
+                                                "maximum": 65535},
+                     "uniqueItems": True},
+                    "TCP ports of the main container; coordinator and serving also get a "
+                    "Service.", []),
+        "resources": _f({
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "requests": _f(_QUANTITIES, "Resource requests, e.g. {cpu: 8, memory: 64Gi}.",
+                               {}),
+                "limits": _f(_QUANTITIES, "Resource limits; nvidia.com/gpu comes from gpus.",
+                             {}),
+            },
+        }, "Container resources besides GPUs.", {}),
+        "backoffLimit": _f({"type": "integer", "minimum": 0},
+                           "Job retries for genuine failures (preemptions are not counted).",
+                           DEFAULT_BACKOFF_LIMIT),
+        "checkpoint": _checkpoint_schema(),
+    }
+    props.update(_shared_fields())
+    return {"type": "object", "additionalProperties": False, "required": ["name"],
+            "properties": props, "description": "One workload."}
+
+
+def _build_schema() -> dict[str, Any]:
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "https://pmanifest.io/schemas/spec-v1.json",
+        "title": "pmanifest spec",
+        "description": "A small spec that `pmanifest render` turns into Kubernetes Jobs, "
+                       "Deployments, Services and PodDisruptionBudgets that survive preemption.",
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["apiVersion", "workloads"],
+        "properties": {
+            "apiVersion": _f({"const": API_VERSION}, "Spec format version.", API_VERSION),
+            "cluster": _f({
+                "type": "object",
+                "additionalProperties": False,
+                "properties": {
+                    "kubernetesVersion": _f({"type": "string", "pattern": r"^v?\d+\.\d+(\.\d+)?$"},
+                                            "Kubernetes version whose schema validates the "
+                                            "output (quote it: \"1.31\"). --kubernetes-version "
+                                            "overrides it.", "1.31"),
+                    "sharedVolume": _f({
+                        "type": "object",
+                        "additionalProperties": False,
+                        "required": ["claimName", "mountPath"],
+                        "properties": {
+                            "claimName": _f({"type": "string", "minLength": 1},
+                                            "PersistentVolumeClaim of the shared file system."),
+                            "mountPath": _f({"type": "string", "pattern": "^/"},
+                                            "Where it is mounted in every container."),
+                        },
+                    }, "The persistent shared volume, mounted in every workload; "
+                       "checkpoints must go here.", {}),
+                },
+            }, "Cluster facts.", {}),
+            "defaults": _f({"type": "object", "additionalProperties": False,
+                            "properties": _shared_fields()},
+                           "Values merged into every workload.", {}),
+            "workloads": _f({"type": "array", "minItems": 1, "items": _workload_schema()},
+                            "The workloads to render, in order.", []),
+        },
+    }
+
+
+SPEC_SCHEMA: dict[str, Any] = _build_schema()
+
+
+# --- model -----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class SharedVolume:
+    claim_name: str
+    mount_path: str
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    command: tuple[str, ...]
+    trigger: str
+    grace_period_seconds: int
+    dir: str | None
+
+
+@dataclass(frozen=True)
+class Workload:
+    index: int
+    name: str
+    role: str
+    compute: str
+    image: str
+    command: tuple[str, ...] | None
+    args: tuple[str, ...]
+    env: dict[str, str]
+    gpus: int
+    parallelism: int | None
+    completions: int | None
+    replicas: int
+    ports: tuple[int, ...]
+    checkpoint: Checkpoint | None
+    namespace: str | None
+    labels: dict[str, str]
+    node_selector: dict[str, str]
+    tolerations: tuple[dict[str, Any], ...]
+    service_account_name: str | None
+    resources: dict[str, dict[str, str | int]]
+    backoff_limit: int
+
+    @property
+    def path(self) -> Path:
+        return ("workloads", self.index)
+
+    @property
+    def main_argv(self) -> tuple[str, ...] | None:
+        if self.command is None:
+            return None
+        return self.command + self.args
+
+
+@dataclass(frozen=True)
+class Spec:
+    file: str
+    kubernetes_version: str | None
+    shared_volume: SharedVolume | None
+    workloads: tuple[Workload, ...]
+    positions: Positions = field(repr=False)
+
+    def error(self, path: Path, message: str, *, value: bool = True) -> SpecError:
+        """A SpecError at ``path`` (its value, or its key with ``value=False``)."""
+        return _error(self.file, self.positions, path, message, value=value)
+
+
+def _error(file: str, positions: Positions, path: Path, message: str, *,
+           value: bool = True) -> SpecError:
+    pos = positions.value_at(path) if value else positions.at(path)
+    return SpecError(message, file, pos.line, pos.column)
+
+
+def schema_json() -> str:
+    import json
+
+    return json.dumps(SPEC_SCHEMA, indent=2) + "\n"
+
+
+# --- loading ---------------------------------------------------------------------------------
+
+def load_spec(text: str, file: str, profile: Profile | None = None) -> Spec:
+    """Parse and validate a spec; a SpecError names the file, line and column of the problem."""
+    try:
+        loaded = load_single(text)
+    except YamlProblem as problem:
+        raise SpecError(f"{problem.message}; fix the YAML", file, problem.line,
+                        problem.column) from None
+    data, positions = loaded.data, loaded.positions
+    if not isinstance(data, dict):
+        pos = positions.value_at(())
+        raise SpecError("the spec must be a mapping (apiVersion: pmanifest/v1, workloads: "
+                        "[...]); see `pmanifest schema`", file, pos.line, pos.column)
+    _check_schema(data, positions, file)
+    return _Checker(data, positions, file, profile or get_profile()).spec()
+
+
+def _check_schema(data: dict[str, Any], positions: Positions, file: str) -> None:
+    from jsonschema import Draft202012Validator
+
+    validator = Draft202012Validator(SPEC_SCHEMA)
+    found: list[tuple[Pos, str]] = []
+    for error in validator.iter_errors(data):
+        found.extend(_describe(error, data, positions))
+    if found:
+        pos, message = min(found, key=lambda item: (item[0], item[1]))
+        raise SpecError(message, file, pos.line, pos.column)
+
+
+def _where(path: Path) -> str:
+    return dotted(path) or "the spec"
+
+
+def _describe(error: Any, data: Any, positions: Positions) -> list[tuple[Pos, str]]:
+    path: Path = tuple(error.absolute_path)
+    kind = error.validator
+    where = _where(path)
+    if kind == "additionalProperties":
+        allowed = sorted(error.schema.get("properties", {}))
+        out = []
+        for key in error.instance:
+            if key in allowed:
+                continue
+            out.append((positions.at((*path, key)), _unknown_key(str(key), where, allowed)))
+        return out
+    if kind == "required":
+        missing = [p for p in error.validator_value if p not in error.instance]
+        return [(positions.at(path),
+                 f"{where} is missing {p!r}; {_REQUIRED_HINTS.get(p, 'add it')}")
+                for p in missing]
+    pos = positions.value_at(path)
+    if kind == "type":
+        expected = error.validator_value
+        names = " or ".join(expected) if isinstance(expected, list) else expected
+        hint = "quote it to make it a string" if "string" in names else f"give {_article(names)}"
+        return [(pos, f"{where} must be {_article(names)}, got {_json_type(error.instance)}; "
+                      f"{hint}")]
+    if kind == "enum":
+        options = [str(v) for v in error.validator_value]
+        close = difflib.get_close_matches(str(error.instance), options, n=1, cutoff=0.5)
+        todo = f"did you mean {close[0]!r}?" if close else f"use one of: {', '.join(options)}"
+        return [(pos, f"{where} is {error.instance!r}, which is not one of "
+                      f"{', '.join(options)}; {todo}")]
+    if kind == "const":
+        return [(pos, f"{where} must be {error.validator_value!r}, got {error.instance!r}; "
+                      f"set {path[-1] if path else 'it'}: {error.validator_value}")]
+    if kind in ("pattern", "maxLength") and path and path[-1] in ("name", "namespace"):
+        return [(pos, _dns_message(where, error.instance))]
+    if kind == "pattern":
+        return [(pos, f"{where} {error.instance!r} does not match {error.validator_value}; "
+                      f"{_PATTERN_HINTS.get(str(path[-1]) if path else '', 'fix the value')}")]
+    if kind in ("minimum", "maximum"):
+        word = "at least" if kind == "minimum" else "at most"
+        return [(pos, f"{where} must be {word} {error.validator_value}, got {error.instance}; "
+                      "change the value")]
+    if kind in ("minItems", "minLength"):
+        return [(pos, f"{where} must not be empty; give a value or remove the key")]
+    if kind == "uniqueItems":
+        return [(pos, f"{where} has duplicate entries; list each once")]
+    return [(pos, f"{where}: {error.message}; see `pmanifest schema`")]
+
+
+_REQUIRED_HINTS = {
+    "apiVersion": "add apiVersion: pmanifest/v1 at the top",
+    "workloads": "add a workloads: list with at least one workload",
+    "name": "add name: <DNS-1123 label>",
+    "command": "add command: [prog, arg, ...] (or a string run by /bin/sh -c)",
+    "trigger": "add trigger: sigterm or trigger: preStop",
+    "claimName": "add claimName: <PersistentVolumeClaim name>",
+    "mountPath": "add mountPath: <absolute path>",
+}
+_PATTERN_HINTS = {
+    "kubernetesVersion": 'quote it, e.g. kubernetesVersion: "1.31"',
+    "mountPath": "use an absolute path such as /mnt/shared",
+}
+
+
+def _unknown_key(key: str, where: str, allowed: list[str]) -> str:
+    close = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
+    if close:
+        return f"unknown key {key!r} in {where}; did you mean {close[0]!r}?"
+    return f"unknown key {key!r} in {where}; remove it (allowed: {', '.join(allowed)})"
+
+
+def _dns_message(where: str, value: Any) -> str:
+    return (f"{where} {value!r} is not a DNS-1123 label; use at most 63 lowercase letters, "
+            "digits and '-', starting and ending with a letter or digit")
+
+
+def _article(noun: str) -> str:
+    return ("an " if noun[:1] in "aeiou" else "a ") + noun
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "list" if isinstance(value, list) else "mapping"
+
+
+class _Checker:
+    """Semantic checks on schema-valid data, and the construction of the model."""
+
+    def __init__(self, data: dict[str, Any], positions: Positions, file: str,
+                 profile: Profile) -> None:
+        self.data = data
+        self.positions = positions
+        self.file = file
+        self.profile = profile
+
+    def fail(self, path: Path, message: str, *, value: bool = True) -> PmanifestError:
+        return _error(self.file, self.positions, path, message, value=value)
+
+    def spec(self) -> Spec:
+        cluster = self.data.get("cluster", {})
+        volume = cluster.get("sharedVolume")
+        shared = None
+        if volume is not None:
+            mount = posixpath.normpath(volume["mountPath"])
+            if mount == "/":
+                raise self.fail(("cluster", "sharedVolume", "mountPath"),
+                                "the shared volume cannot be mounted at /; use a directory "
+                                "such as /mnt/shared")
+            shared = SharedVolume(volume["claimName"], mount)
+        defaults = self.data.get("defaults", {})
+        self.check_shared(defaults, ("defaults",))
+        workloads = []
+        seen: dict[str, int] = {}
+        for i, raw in enumerate(self.data["workloads"]):
+            workload = self.workload(i, raw, defaults, shared)
+            if workload.name in seen:
+                raise self.fail(("workloads", i, "name"),
+                                f"workload name {workload.name!r} is already used by "
+                                f"workloads[{seen[workload.name]}]; give each workload its "
+                                "own name")
+            seen[workload.name] = i
+            workloads.append(workload)
+        return Spec(self.file, cluster.get("kubernetesVersion"), shared, tuple(workloads),
+                    self.positions)
+
+    def check_shared(self, raw: dict[str, Any], path: Path) -> None:
+        for key, value in raw.get("labels", {}).items():
+            self.check_label((*path, "labels", key), key, value)
+        for key in raw.get("env", {}):
+            if not _ENV_NAME.match(key):
+                raise self.fail((*path, "env", key), f"environment variable name {key!r} is "
+                                "not valid; use letters, digits, '_', '-' and '.', not "
+                                "starting with a digit", value=False)
+        label = self.profile.label_key
+        if label in raw.get("nodeSelector", {}):
+            raise self.fail((*path, "nodeSelector", label), f"nodeSelector must not set "
+                            f"{label!r}; use compute: preemptible or compute: standard",
+                            value=False)
+
+    def check_label(self, path: Path, key: str, value: str) -> None:
+        if key in RESERVED_LABELS:
+            raise self.fail(path, f"label {key!r} is set by pmanifest; remove it", value=False)
+        prefix, _, name = key.rpartition("/")
+        if (len(name) > 63 or not _LABEL_NAME.match(name)
+                or (prefix and (len(prefix) > 253 or not _LABEL_PREFIX.match(prefix)))):
+            raise self.fail(path, f"label key {key!r} is not a valid Kubernetes label key; use "
+                            "[prefix/]name with a DNS prefix and a name of at most 63 "
+                            "alphanumerics, '-', '_' or '.'", value=False)
+        if len(value) > 63 or not _LABEL_VALUE.match(value):
+            raise self.fail(path, f"label value {value!r} is not a valid Kubernetes label "
+                            "value; use at most 63 alphanumerics, '-', '_' or '.', starting "
+                            "and ending with an alphanumeric")
+
+    def workload(self, i: int, raw: dict[str, Any], defaults: dict[str, Any],
+                 shared: SharedVolume | None) -> Workload:
+        path: Path = ("workloads", i)
+        self.check_shared(raw, path)
+        role = raw.get("role", "worker")
+        compute = raw.get("compute", "preemptible" if role == "worker" else "standard")
+        if role != "worker" and compute == "preemptible":
+            raise self.fail((*path, "compute"), f"{role} workloads cannot run on preemptible "
+                            "compute (compute: preemptible); remove it or use role: worker")
+        self.check_role_fields(path, raw, role)
+        image = raw.get("image", defaults.get("image"))
+        if image is None:
+            raise self.fail(path, f"workload {raw['name']!r} has no image; add image: "
+                            "<registry/repository:tag> (or set it in defaults)", value=False)
+        command = _argv(raw["command"]) if "command" in raw else None
+        if command is None and "args" in raw:
+            raise self.fail((*path, "args"), "args without command would replace the image's "
+                            "CMD only; add command: [...] as well", value=False)
+        checkpoint = self.checkpoint(path, raw, compute, shared, command)
+        env = {**_env(defaults.get("env", {})), **_env(raw.get("env", {}))}
+        if checkpoint is not None and checkpoint.dir is not None and "CHECKPOINT_DIR" in env:
+            env_path = (*path, "env", "CHECKPOINT_DIR")
+            raise self.fail(env_path if "CHECKPOINT_DIR" in raw.get("env", {}) else path,
+                            "CHECKPOINT_DIR is set from checkpoint.dir; remove it from env",
+                            value=False)
+        resources = {k: dict(v) for k, v in raw.get("resources", {}).items()}
+        if raw.get("gpus") and "nvidia.com/gpu" in resources.get("limits", {}):
+            raise self.fail((*path, "resources", "limits", "nvidia.com/gpu"),
+                            "nvidia.com/gpu is set from gpus; remove it from resources.limits",
+                            value=False)
+        return Workload(
+            index=i, name=raw["name"], role=role, compute=compute, image=image,
+            command=command, args=_argv(raw.get("args", [])), env=env,
+            gpus=raw.get("gpus", 0), parallelism=raw.get("parallelism"),
+            completions=raw.get("completions"),
+            replicas=raw.get("replicas", DEFAULT_REPLICAS.get(role, 1)),
+            ports=tuple(raw.get("ports", [])), checkpoint=checkpoint,
+            namespace=raw.get("namespace", defaults.get("namespace")),
+            labels={**defaults.get("labels", {}), **raw.get("labels", {})},
+            node_selector={**defaults.get("nodeSelector", {}), **raw.get("nodeSelector", {})},
+            tolerations=tuple(raw.get("tolerations", defaults.get("tolerations", []))),
+            service_account_name=raw.get("serviceAccountName",
+                                         defaults.get("serviceAccountName")),
+            resources=resources,
+            backoff_limit=raw.get("backoffLimit", DEFAULT_BACKOFF_LIMIT),
+        )
+
+    def check_role_fields(self, path: Path, raw: dict[str, Any], role: str) -> None:
+        only = {"parallelism": "worker", "completions": "worker", "backoffLimit": "worker",
+                "replicas": "coordinator or serving"}
+        for key, roles in only.items():
+            if key in raw and role not in roles:
+                raise self.fail((*path, key), f"{key} applies to {roles} workloads, not "
+                                f"{role}; remove it or change role", value=False)
+        if raw.get("ports") and role != "worker" and not raw["name"][0].isalpha():
+            raise self.fail((*path, "name"), f"name {raw['name']!r} must start with a letter "
+                            "because it also names the Service (DNS-1035); rename it")
+
+    def checkpoint(self, path: Path, raw: dict[str, Any], compute: str,
+                   shared: SharedVolume | None, command: tuple[str, ...] | None
+                   ) -> Checkpoint | None:
+        body = raw.get("checkpoint")
+        if body is None:
+            return None
+        cpath = (*path, "checkpoint")
+        grace = body.get("gracePeriodSeconds", DEFAULT_GRACE_SECONDS)
+        cap = self.profile.grace_period_cap
+        if compute == "preemptible" and grace > cap:
+            raise self.fail((*cpath, "gracePeriodSeconds"), f"gracePeriodSeconds {grace} is "
+                            f"above the {cap} s cap of preemptible nodes (the node is removed "
+                            f"after {self.profile.drain_window_seconds} s); use at most {cap}")
+        if body["trigger"] == "sigterm" and command is None:
+            raise self.fail((*cpath, "trigger"), "trigger: sigterm wraps the main command, "
+                            "but the workload has no command; add command: [...] or use "
+                            "trigger: preStop")
+        ckpt_dir = body.get("dir")
+        if ckpt_dir is not None:
+            self.check_dir((*cpath, "dir"), ckpt_dir, shared)
+        cmd = body["command"]
+        argv = ("/bin/sh", "-c", cmd) if isinstance(cmd, str) else _argv(cmd)
+        return Checkpoint(argv, body["trigger"], grace, ckpt_dir)
+
+    def check_dir(self, path: Path, ckpt_dir: str, shared: SharedVolume | None) -> None:
+        if shared is None:
+            raise self.fail(path, f"checkpoint dir {ckpt_dir!r} needs a shared volume, and "
+                            "the spec has none; add cluster.sharedVolume {claimName, "
+                            "mountPath} and put the dir under its mountPath")
+        normal = posixpath.normpath(ckpt_dir)
+        inside = ckpt_dir.startswith("/") and (
+            normal == shared.mount_path or normal.startswith(shared.mount_path + "/"))
+        if not inside:
+            raise self.fail(path, f"checkpoint dir {ckpt_dir!r} is not on the shared volume "
+                            f"(mounted at {shared.mount_path}); checkpoints elsewhere are lost "
+                            f"with the node, so use a path under {shared.mount_path}/")
+
+
+def _argv(items: list[str | int]) -> tuple[str, ...]:
+    return tuple(str(item) for item in items)
+
+
+def _env(raw: dict[str, str | int]) -> dict[str, str]:
+    return {key: str(value) for key, value in raw.items()}
