@@ -11,7 +11,7 @@ import functools
 import importlib.resources
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -83,6 +83,24 @@ def _schema_file(api_version: str, kind: str) -> str:
 
 
 @functools.cache
+def _definitions(version: str) -> dict[str, Any]:
+    text = _schema_dir(version).joinpath("_definitions.json").read_text()
+    definitions: dict[str, Any] = json.loads(text)["$defs"]
+    return definitions
+
+
+@functools.cache
+def _fast_check(version: str, api_version: str, kind: str) -> Callable[[Any], bool] | None:
+    """The compiled yes/no validator (see fastschema), or None to use jsonschema alone."""
+    from pmanifest.fastschema import compile_schema
+
+    path = _schema_dir(version).joinpath(_schema_file(api_version, kind))
+    if "/" in kind or not path.is_file():
+        return None
+    return compile_schema(json.loads(path.read_text()), _definitions(version))
+
+
+@functools.cache
 def validator_for(version: str, api_version: str, kind: str) -> Any | None:
     """A compiled validator, or None when the schema does not know the kind (a CRD)."""
     from jsonschema import Draft202012Validator
@@ -104,6 +122,9 @@ def validate(obj: dict[str, Any], version: str) -> list[SchemaProblem]:
     api_version, kind = obj.get("apiVersion"), obj.get("kind")
     if not isinstance(api_version, str) or not isinstance(kind, str):
         return []
+    fast = _fast_check(version, api_version, kind)
+    if fast is not None and fast(obj):
+        return []  # valid: the common case, answered without jsonschema
     validator = validator_for(version, api_version, kind)
     if validator is None:
         return []

@@ -1,0 +1,141 @@
+"""A compiled yes/no validator for the subset of JSON Schema the Kubernetes schemas use.
+
+Most manifests are valid, and for a valid object the only question is "valid?". jsonschema
+answers it by walking the schema for every object; here each schema is compiled once into a
+tree of small closures, which answers the same question many times faster. When the answer is
+"no", the caller asks jsonschema for the detailed errors, so findings are exactly the ones the
+straightforward path produces.
+
+Supported keywords: type, properties, additionalProperties, required, items, enum, oneOf,
+$ref (into the shared definitions, recursion allowed). Annotations (description, format,
+x-kubernetes-*) do not affect validity (jsonschema does not assert ``format`` by default).
+Any other keyword makes ``compile_schema`` return None, and the caller uses jsonschema alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+Check = Callable[[Any], bool]
+
+_ANNOTATIONS = frozenset({
+    "description", "format", "$schema", "$id", "title", "default", "example", "examples",
+    "deprecated", "readOnly", "writeOnly", "$defs", "definitions",
+})
+_SUPPORTED = frozenset({
+    "type", "properties", "additionalProperties", "required", "items", "enum", "oneOf", "$ref",
+})
+
+
+class Unsupported(Exception):
+    """The schema uses a keyword this compiler does not know."""
+
+
+def _is_integer(v: Any) -> bool:
+    return (isinstance(v, int) and not isinstance(v, bool)) or (
+        isinstance(v, float) and v.is_integer())
+
+
+_TYPES: dict[str, Check] = {
+    "string": lambda v: isinstance(v, str),
+    "integer": _is_integer,
+    "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
+    "boolean": lambda v: isinstance(v, bool),
+    "object": lambda v: isinstance(v, dict),
+    "array": lambda v: isinstance(v, list),
+    "null": lambda v: v is None,
+}
+
+
+def _same(a: Any, b: Any) -> bool:
+    """JSON equality: True is not 1."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a is b
+    return bool(a == b)
+
+
+class Compiler:
+    def __init__(self, definitions: dict[str, Any], ref_prefix: str) -> None:
+        self.definitions = definitions
+        self.ref_prefix = ref_prefix  # e.g. "/api/_definitions.json#/$defs/"
+        self.compiled: dict[str, Check] = {}
+
+    def ref(self, ref: str) -> Check:
+        name = ref.rsplit("/", 1)[-1]
+        if name not in self.compiled:
+            if name not in self.definitions:
+                raise Unsupported(ref)
+            holder: list[Check] = []
+            # late binding: recursive definitions refer to themselves before they are done
+            self.compiled[name] = lambda v: holder[0](v)
+            holder.append(self.schema(self.definitions[name]))
+            self.compiled[name] = holder[0]
+        return self.compiled[name]
+
+    def schema(self, schema: Any) -> Check:
+        if schema is True or schema == {}:
+            return lambda v: True
+        if schema is False:
+            return lambda v: False
+        if not isinstance(schema, dict):
+            raise Unsupported(repr(schema))
+        unknown = set(schema) - _SUPPORTED - _ANNOTATIONS
+        if any(not k.startswith("x-") for k in unknown):
+            raise Unsupported(", ".join(sorted(unknown)))
+        checks: list[Check] = []
+        if "$ref" in schema:
+            checks.append(self.ref(schema["$ref"]))
+        if "type" in schema:
+            checks.append(self.type_check(schema["type"]))
+        if "enum" in schema:
+            allowed = list(schema["enum"])
+            checks.append(lambda v: any(_same(v, a) for a in allowed))
+        if "oneOf" in schema:
+            branches = [self.schema(s) for s in schema["oneOf"]]
+            checks.append(lambda v: sum(1 for b in branches if b(v)) == 1)
+        if "required" in schema:
+            required = tuple(schema["required"])
+            checks.append(lambda v: not isinstance(v, dict) or all(k in v for k in required))
+        if "properties" in schema or "additionalProperties" in schema:
+            checks.append(self.object_check(schema))
+        if "items" in schema:
+            item = self.schema(schema["items"])
+            checks.append(lambda v: not isinstance(v, list) or all(item(i) for i in v))
+        if len(checks) == 1:
+            return checks[0]
+        return lambda v: all(c(v) for c in checks)
+
+    def type_check(self, types: Any) -> Check:
+        names = [types] if isinstance(types, str) else list(types)
+        tests = [_TYPES[n] for n in names]
+        if len(tests) == 1:
+            return tests[0]
+        return lambda v: any(t(v) for t in tests)
+
+    def object_check(self, schema: dict[str, Any]) -> Check:
+        props = {k: self.schema(s) for k, s in schema.get("properties", {}).items()}
+        extra = schema.get("additionalProperties", True)
+        extra_check = None if extra is True else self.schema(extra)
+
+        def check(v: Any) -> bool:
+            if not isinstance(v, dict):
+                return True
+            for key, value in v.items():
+                prop = props.get(key)
+                if prop is not None:
+                    if not prop(value):
+                        return False
+                elif extra_check is not None and not extra_check(value):
+                    return False
+            return True
+
+        return check
+
+
+def compile_schema(schema: dict[str, Any], definitions: dict[str, Any]) -> Check | None:
+    """A yes/no validator for ``schema``, or None when it uses unsupported keywords."""
+    try:
+        return Compiler(definitions, "").schema(schema)
+    except (Unsupported, KeyError):
+        return None
