@@ -1,0 +1,3 @@
+from pmanifest.cli import main
+
+main()
