@@ -1,3 +1,8 @@
+"""``python -m pmanifest``: the same command line as the ``pmanifest`` script."""
+
+from __future__ import annotations
+
 from pmanifest.cli import main
 
-main()
+if __name__ == "__main__":
+    main(prog_name="pmanifest")
