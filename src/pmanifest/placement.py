@@ -104,14 +104,16 @@ def _fits_standard(req: Requirement, label_value: str) -> bool:
     return req.operator in ("NotIn", "Exists", "DoesNotExist")
 
 
-def _consistent(reqs: list[Requirement], label_key: str) -> Requirement | None:
-    """The first requirement that contradicts earlier ones on the same (other) key, if any."""
+def _consistent(reqs: list[Requirement]) -> Requirement | None:
+    """The first requirement that contradicts earlier ones on the same key, if any.
+
+    The profile label is checked too: ``nodeSelector {label: standard}`` ANDed with
+    ``NotIn [standard]`` fits no node, although each alone fits some standard node.
+    """
     allowed: dict[str, set[str]] = {}
     excluded: dict[str, set[str]] = {}
     exists: dict[str, bool] = {}
     for req in reqs:
-        if req.key == label_key:
-            continue
         key = req.key
         if req.operator == "In":
             current = allowed.get(key)
@@ -179,7 +181,7 @@ def placement_of(pod: dict[str, Any], profile: Profile, base: Path = ()) -> Plac
     reason: str | None = None
     for term in terms if terms else [[]]:
         reqs = selector + term
-        bad = _consistent(reqs, label)
+        bad = _consistent(reqs)
         if bad is not None:
             conflict = conflict or bad.path
             reason = reason or f"no node can satisfy the requirements on {bad.key!r}"

@@ -94,7 +94,9 @@ class Workload:
 
     @property
     def long_running(self) -> bool:
-        return self.kind in LONG_RUNNING_KINDS or self.role in ("serving", "coordinator")
+        # The role already carries the kind default (Deployment -> serving, StatefulSet ->
+        # coordinator), so an explicit `pmanifest.io/role: worker` overrides the kind.
+        return self.role in ("serving", "coordinator")
 
     @property
     def template_meta_path(self) -> Path:

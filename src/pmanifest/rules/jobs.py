@@ -1,3 +1,103 @@
-"""Rules: jobs (see policies/rules-*.yaml for their metadata)."""
+"""Rules: jobs (see policies/rules-placement.yaml for their metadata).
+
+Both read the Job spec (``spec`` of a Job, ``spec.jobTemplate.spec`` of a CronJob) through the
+workload view, never by walking the manifest themselves.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from pmanifest.document import Path
+from pmanifest.rules import Context, Hit, rule
+from pmanifest.workloads import get, mapping, sequence
+
+DISRUPTION = "DisruptionTarget"
+SIGTERM_EXIT = 143  # 128 + SIGTERM: what a preempted pod's handler should exit with
+
+
+def _matches_disruption(policy_rule: dict[str, Any]) -> bool:
+    """Does the rule's onPodConditions match the DisruptionTarget condition of a preempted pod?
+    ``status`` defaults to "True" on the API server."""
+    for cond in sequence(policy_rule, ("onPodConditions",)):
+        if isinstance(cond, dict) and cond.get("type") == DISRUPTION \
+                and cond.get("status", "True") in ("True", None):
+            return True
+    return False
+
+
+def _matches_sigterm_exit(policy_rule: dict[str, Any]) -> bool:
+    """Does the rule's onExitCodes match a pod whose handler exited 143?"""
+    codes = mapping(policy_rule, ("onExitCodes",))
+    values = sequence(codes, ("values",))
+    if codes.get("operator") == "In":
+        return SIGTERM_EXIT in values
+    if codes.get("operator") == "NotIn":
+        return bool(values) and SIGTERM_EXIT not in values
+    return False
+
+
+def _ignore_problem(rules: list[Any], rules_path: Path) -> tuple[Path | None, str] | None:
+    """None when a preempted pod is ignored; else (where to point, why).
+
+    Rules are evaluated in order and the first match wins, so an earlier non-Ignore rule that
+    also matches a preempted pod (its DisruptionTarget condition or its exit code 143) shadows
+    the Ignore rule.
+    """
+    for i, policy_rule in enumerate(rules):
+        if not isinstance(policy_rule, dict):
+            continue
+        disruption = _matches_disruption(policy_rule)
+        if not disruption and not _matches_sigterm_exit(policy_rule):
+            continue
+        action = policy_rule.get("action")
+        if action != "Ignore":
+            return (*rules_path, i), (
+                f"rule {i} ({action}) matches a preempted pod before any rule ignores it")
+        if disruption:
+            return None
+    return None, f"no rule with action Ignore on onPodConditions type {DISRUPTION}"
+
+
+@rule("PM401")
+def preemption_counts_as_failure(ctx: Context) -> Iterator[Hit]:
+    w = ctx.workload
+    if w.job_path is None or not w.placement.preemptible:
+        return
+    policy = get(w.doc.data, (*w.job_path, "podFailurePolicy"))
+    if isinstance(policy, dict):
+        rules_path: Path = (*w.job_path, "podFailurePolicy", "rules")
+        problem = _ignore_problem(sequence(policy, ("rules",)), rules_path)
+        if problem is None:
+            return
+        path, why = problem
+        where = path or (*w.job_path, "podFailurePolicy")
+    else:
+        where, why = w.job_path, "no podFailurePolicy"
+    yield Hit(where,
+              f"{w.kind} can run on preemptible nodes but {why}: every preemption consumes "
+              f"backoffLimit and can fail the {w.kind}; add a podFailurePolicy rule "
+              f"`action: Ignore` with `onPodConditions: [{{type: {DISRUPTION}}}]`")
+
+
+@rule("PM402")
+def pod_failure_policy_restart_policy(ctx: Context) -> Iterator[Hit]:
+    w = ctx.workload
+    if w.job_path is None:
+        return
+    policy_path = (*w.job_path, "podFailurePolicy")
+    if get(w.doc.data, policy_path) is None:
+        return
+    restart = w.pod.get("restartPolicy")
+    if restart == "Never":
+        return
+    if restart is None:
+        yield Hit(policy_path,
+                  "podFailurePolicy requires the pod template's restartPolicy to be Never, but it "
+                  "is not set (it defaults to Always, which the API server rejects for a Job); "
+                  "add `restartPolicy: Never`")
+        return
+    yield Hit((*w.pod_path, "restartPolicy"),
+              f"podFailurePolicy requires restartPolicy Never, not {restart!r}: the API server "
+              "rejects this Job; set `restartPolicy: Never`")
