@@ -1,3 +1,345 @@
-"""Rules: checkpoint (see policies/rules-*.yaml for their metadata)."""
+"""Rules: checkpoint triggers and handlers (see policies/rules-checkpoint.yaml).
+
+The preemption contract: SIGTERM at T+0, the preStop hook first, both inside one grace period
+capped at 300 s, the node gone as soon as the pods exit. These rules read each container's
+shell script (``sh -c``) and preStop hook through :mod:`pmanifest.shell`, never with regular
+expressions, and point at the exact line inside the script where the YAML allows it.
+
+Decisions (documented in the rules' metadata):
+
+- "does work" means running something other than reporting, signalling, waiting and shell
+  housekeeping (``echo``, ``printf``, ``exit``, ``kill``, ``wait``, ``sleep``, ``true``, ``:``,
+  ``trap``, ...): a trap that only forwards SIGTERM to its child does no checkpoint work.
+- PM302 applies to worker-role workloads only (Job, CronJob, Pod, or ``pmanifest.io/role:
+  worker``) that are confined to preemptible nodes (they select them): a worker that merely
+  *can* land there would make every bare Pod and Job a warning; serving and coordinator roles
+  on preemptible nodes are PM101/PM103's findings.
+- An ``httpGet``/``tcpSocket`` preStop counts as a checkpoint trigger (PM202, PM302) but not as
+  work for PM301: what the endpoint does is not in the manifest.
+"""
 
 from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from pmanifest.document import Path, Pos
+from pmanifest.rules import Context, Hit, rule
+from pmanifest.shell import (
+    Command,
+    PreStop,
+    ScriptFacts,
+    Trap,
+    analyse,
+    container_script,
+    prestop_of,
+    script_pos,
+    written_paths,
+)
+from pmanifest.workloads import Container, Workload
+
+DEFAULT_GRACE = 30
+CHECKPOINT_ENV = re.compile(
+    r"^(?:[A-Z0-9]+_)*(?:CHECKPOINTS?|CKPTS?)(?:_[A-Z0-9]+)*_(?:DIR|PATH|ROOT|LOCATION|FOLDER)$"
+)
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
+
+
+@dataclass(frozen=True)
+class _Shell:
+    """A container with its main script's facts and its preStop hook."""
+
+    container: Container
+    script_path: Path | None  # from the document root
+    facts: ScriptFacts
+    prestop: PreStop | None
+
+    def trap_hit(self, context: Context, trap: Trap | Command, message: str) -> Hit:
+        assert self.script_path is not None
+        pos = script_pos(context.workload.doc, self.script_path, trap.loc)
+        return Hit(self.script_path, message, pos)
+
+    @property
+    def prestop_path(self) -> Path:
+        assert self.prestop is not None
+        return (*self.container.path, *self.prestop.path)
+
+
+def _shells(workload: Workload) -> Iterator[_Shell]:
+    for container in workload.containers():
+        found = container_script(container.data)
+        facts = ScriptFacts()
+        script_path: Path | None = None
+        if found is not None and isinstance(found[1], str):
+            script_path = (*container.path, *found[0])
+            facts = analyse(found[1])
+        yield _Shell(container, script_path, facts, prestop_of(container.data))
+
+
+def _grace(pod: dict[str, Any]) -> int | None:
+    """The grace period the pod gets (30 s when unset), None when it is not an integer."""
+    value = pod.get("terminationGracePeriodSeconds", DEFAULT_GRACE)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _is_trigger(prestop: PreStop | None) -> bool:
+    if prestop is None:
+        return False
+    return prestop.action in ("httpGet", "tcpSocket") or prestop.does_work
+
+
+def _line(pos: Pos | None) -> str:
+    return f" (line {pos.line})" if pos is not None else ""
+
+
+@rule("PM202")
+def grace_period_unclaimed(context: Context) -> Iterable[Hit]:
+    workload = context.workload
+    grace = _grace(workload.pod)
+    if not workload.placement.preemptible or grace is None or grace > DEFAULT_GRACE:
+        return
+    told = ("is not set, so the pod gets the default 30 s"
+            if "terminationGracePeriodSeconds" not in workload.pod
+            else f"is {grace} s")
+    fix = "claim the window with terminationGracePeriodSeconds (up to 300)"
+    for shell in _shells(workload):
+        if shell.facts.traps:
+            yield shell.trap_hit(
+                context, shell.facts.traps[0],
+                f"container {shell.container.name!r} checkpoints on SIGTERM but "
+                f"terminationGracePeriodSeconds {told}: {fix}",
+            )
+            return
+        if _is_trigger(shell.prestop):
+            yield Hit(shell.prestop_path,
+                      f"container {shell.container.name!r} has a preStop checkpoint hook but "
+                      f"terminationGracePeriodSeconds {told}: {fix}")
+            return
+
+
+@rule("PM203")
+def prestop_sleep(context: Context) -> Iterable[Hit]:
+    workload = context.workload
+    if not workload.placement.preemptible:
+        return
+    for shell in _shells(workload):
+        hit = _prestop_sleep(context, shell)
+        if hit is not None:
+            yield hit
+
+
+def _prestop_sleep(context: Context, shell: _Shell) -> Hit | None:
+    prestop = shell.prestop
+    if prestop is None:
+        return None
+    message = (f"preStop hook of container {shell.container.name!r} sleeps: it burns the grace "
+               "period SIGTERM and the checkpoint share, and the node is reclaimed as soon as "
+               "the pods exit anyway")
+    if prestop.action == "sleep":
+        return Hit((*shell.prestop_path, "sleep"), message)
+    if prestop.script is not None:
+        sleeps = analyse(prestop.script[1]).sleeps
+        if sleeps:
+            path = (*shell.container.path, *prestop.script[0])
+            return Hit(path, message, script_pos(context.workload.doc, path, sleeps[0].loc))
+    elif prestop.argv and posixpath.basename(prestop.argv[0]) == "sleep":
+        return Hit((*shell.prestop_path, "exec", "command", 0), message)
+    return None
+
+
+@rule("PM301")
+def double_checkpoint_trigger(context: Context) -> Iterable[Hit]:
+    for shell in _shells(context.workload):
+        if shell.prestop is None or not shell.prestop.does_work:
+            continue
+        trap = next((t for t in shell.facts.traps if t.does_work), None)
+        if trap is None or shell.script_path is None:
+            continue
+        at = script_pos(context.workload.doc, shell.script_path, trap.loc)
+        yield Hit(shell.prestop_path,
+                  f"container {shell.container.name!r} checkpoints twice: in this preStop hook "
+                  f"and in its TERM trap{_line(at)}; both run inside the same grace period, "
+                  "so keep one trigger")
+
+
+@rule("PM302")
+def no_checkpoint_handler(context: Context) -> Iterable[Hit]:
+    workload = context.workload
+    if workload.role != "worker" or not workload.placement.only_preemptible:
+        return
+    shells = [s for s in _shells(workload) if not s.container.init]
+    if not shells or any(s.facts.traps or s.prestop is not None for s in shells):
+        return
+    first = shells[0].container
+    path = (*first.path, "name") if "name" in first.data else first.path
+    yield Hit(path,
+              f"{workload.kind} runs on preemptible nodes but no container traps SIGTERM "
+              "or has a preStop hook: a preemption loses the work since the last checkpoint "
+              "(ignore this if the program itself checkpoints on SIGTERM)")
+
+
+@rule("PM303")
+def trap_lost_by_exec(context: Context) -> Iterable[Hit]:
+    for shell in _shells(context.workload):
+        if not shell.facts.traps:
+            continue
+        first = shell.trap_hit(context, shell.facts.traps[0], "")
+        for command in shell.facts.execs:
+            yield shell.trap_hit(
+                context, command,
+                f"`exec {command.exec_target}` replaces the shell, discarding the TERM trap"
+                f"{_line(first.pos)}: run it in the background and `wait` for it instead",
+            )
+
+
+@rule("PM304")
+def trap_blocked_by_foreground(context: Context) -> Iterable[Hit]:
+    for shell in _shells(context.workload):
+        if shell.facts.traps and shell.facts.foreground:
+            command = shell.facts.foreground[0]
+            yield shell.trap_hit(
+                context, command,
+                f"`{command.name}` runs in the foreground after the TERM trap, and the shell "
+                "runs no trap until it returns: start it with `&`, then `wait \"$child\"`",
+            )
+
+
+@rule("PM305")
+def trap_exits_zero(context: Context) -> Iterable[Hit]:
+    if not context.workload.is_job:
+        return
+    for shell in _shells(context.workload):
+        for trap in shell.facts.traps:
+            if trap.exits_zero:
+                yield shell.trap_hit(
+                    context, trap,
+                    "the TERM handler exits 0, so a preempted pod counts as succeeded and the "
+                    "Job can complete with unfinished work: exit 143 (128+SIGTERM)",
+                )
+
+
+# --- PM306 ----------------------------------------------------------------------------------
+
+
+@rule("PM306")
+def checkpoint_on_ephemeral_storage(context: Context) -> Iterable[Hit]:
+    workload = context.workload
+    if not workload.placement.preemptible:
+        return
+    volumes = workload.volumes()
+    for shell in _shells(workload):
+        env = _literal_env(shell.container.data)
+        mounts = _mounts(shell.container.data)
+        seen: set[tuple[str, Pos | None, Path]] = set()
+        for path, where, pos, raw in _checkpoint_paths(context, shell, env):
+            reason = _ephemeral(path, mounts, volumes)
+            if reason is None or (raw, pos, where) in seen:
+                continue
+            seen.add((raw, pos, where))
+            yield Hit(where,
+                      f"checkpoint path {path} {reason}: it is lost with the node; write "
+                      "checkpoints to the persistent shared volume", pos)
+
+
+def _checkpoint_paths(
+    context: Context, shell: _Shell, env: dict[str, tuple[int, str]]
+) -> Iterator[tuple[str, Path, Pos | None, str]]:
+    """(resolved path, where, position, as written) of every checkpoint path of a container."""
+    values = {name: value for name, (_, value) in env.items()}
+    if context.workload.role == "worker":
+        for name, (index, value) in env.items():
+            if CHECKPOINT_ENV.match(name) and value.startswith("/"):
+                yield value, (*shell.container.path, "env", index, "value"), None, value
+    doc = context.workload.doc
+    if shell.script_path is not None:
+        for trap in shell.facts.traps:
+            for command in trap.work:
+                pos = script_pos(doc, shell.script_path, command.loc)
+                for raw in written_paths(command):
+                    resolved = _substitute(raw, values)
+                    if resolved is not None:
+                        yield resolved, shell.script_path, pos, raw
+    prestop = shell.prestop
+    if prestop is None or prestop.action != "exec":
+        return
+    if prestop.script is not None:
+        path = (*shell.container.path, *prestop.script[0])
+        for command in analyse(prestop.script[1]).work:
+            pos = script_pos(doc, path, command.loc)
+            for raw in written_paths(command):
+                resolved = _substitute(raw, values)
+                if resolved is not None:
+                    yield resolved, path, pos, raw
+    elif prestop.argv:
+        command = prestop.commands()[0]
+        if not command.does_work:
+            return
+        for raw in written_paths(command):
+            resolved = _substitute(raw, values)
+            index = next((i for i, a in enumerate(prestop.argv) if raw in a), 0)
+            if resolved is not None:
+                yield resolved, (*shell.prestop_path, "exec", "command", index), None, raw
+
+
+def _literal_env(container: dict[str, Any]) -> dict[str, tuple[int, str]]:
+    """Environment variables with a literal value: name -> (index in ``env``, value)."""
+    env = container.get("env")
+    out: dict[str, tuple[int, str]] = {}
+    for i, item in enumerate(env if isinstance(env, list) else []):
+        if isinstance(item, dict) and isinstance(item.get("name"), str):
+            value = item.get("value")
+            if isinstance(value, str):
+                out[item["name"]] = (i, value)
+    return out
+
+
+def _substitute(raw: str, env: dict[str, str]) -> str | None:
+    """``$CKPT_DIR/x`` with the container's literal env; None if something stays unknown."""
+
+    def value(match: re.Match[str]) -> str:
+        name = match.group(1) or match.group(2)
+        return env.get(name, "\0")
+
+    resolved = _VAR.sub(value, raw)
+    if "\0" in resolved or "$" in resolved or not resolved.startswith("/"):
+        return None
+    return posixpath.normpath(resolved)
+
+
+def _mounts(container: dict[str, Any]) -> list[tuple[str, str]]:
+    mounts = container.get("volumeMounts")
+    out = []
+    for mount in mounts if isinstance(mounts, list) else []:
+        if isinstance(mount, dict):
+            path, name = mount.get("mountPath"), mount.get("name")
+            if isinstance(path, str) and isinstance(name, str) and path.startswith("/"):
+                out.append((posixpath.normpath(path), name))
+    return out
+
+
+def _ephemeral(
+    path: str, mounts: list[tuple[str, str]], volumes: dict[str, dict[str, Any]]
+) -> str | None:
+    """Why ``path`` does not survive the node, or None when it does (or cannot be told)."""
+    best: tuple[str, str] | None = None
+    for mount_path, name in mounts:
+        inside = mount_path == "/" or path == mount_path or path.startswith(mount_path + "/")
+        if inside and (best is None or len(mount_path) > len(best[0])):
+            best = (mount_path, name)
+    if best is None:
+        if path == "/home" or path.startswith("/home/"):
+            return "is under /home on the container filesystem (no persistent volume mounted)"
+        return "is on the container filesystem (no volume mounted there)"
+    volume = volumes.get(best[1])
+    if volume is None:
+        return None
+    if "emptyDir" in volume:
+        return f"is on emptyDir volume {best[1]!r} (mounted at {best[0]})"
+    if "hostPath" in volume:
+        return f"is on hostPath volume {best[1]!r}, the node's local disk (mounted at {best[0]})"
+    if "ephemeral" in volume:
+        return f"is on ephemeral volume {best[1]!r}, deleted with the pod"
+    return None

@@ -1,0 +1,238 @@
+"""The shell reader: traps, exec, foreground commands and positions, on scripts built to fool
+a regular expression."""
+
+from __future__ import annotations
+
+from pathlib import Path as FsPath
+
+import pytest
+
+from pmanifest.document import Document, Pos
+from pmanifest.loader import Loaded, load_documents
+from pmanifest.shell import (
+    Command,
+    Loc,
+    analyse,
+    container_script,
+    prestop_of,
+    script_index,
+    script_pos,
+    written_paths,
+)
+
+WRAPPER = FsPath(__file__).parents[1] / "templates" / "sigterm-wrapper.sh"
+
+
+@pytest.mark.parametrize(
+    ("argv", "index"),
+    [
+        (["/bin/sh", "-c", "x"], 2),
+        (["bash", "-ec", "x"], 2),
+        (["bash", "-euxc", "x", "arg0"], 2),
+        (["/usr/bin/env", "FOO=1", "bash", "-c", "x"], 4),
+        (["tini", "--", "sh", "-e", "-c", "x"], 5),
+        (["busybox", "sh", "-c", "x"], 3),
+        (["bash", "-o", "pipefail", "-c", "x"], 4),
+        (["/bin/sh", "-c"], None),
+        (["python", "-c", "print(1)"], None),
+        (["bash", "script.sh"], None),
+        (["bash", "-e", "script.sh"], None),
+        ([], None),
+        ([1, "-c", "x"], None),
+    ],
+)
+def test_script_index(argv: list[object], index: int | None) -> None:
+    assert script_index(argv) == index
+
+
+def test_container_script_spans_command_and_args() -> None:
+    found = container_script({"command": ["/bin/sh", "-c"], "args": ["run", "x"]})
+    assert found == (("args", 0), "run")
+    assert container_script({"command": ["sh", "-c", "a"]}) == (("command", 2), "a")
+    assert container_script({"args": ["-c", "a"]}) is None  # entrypoint unknown
+    assert container_script({"command": "sh -c a"}) is None  # wrong type: ignored
+
+
+def test_trap_basics() -> None:
+    facts = analyse("set -e\ntrap 'python ckpt.py; exit 0' TERM INT\nrun & child=$!\nwait\n")
+    (trap,) = facts.traps
+    assert trap.loc == Loc(1, 0)
+    assert trap.signals == ("TERM", "INT")
+    assert trap.does_work and trap.exits_zero
+    assert [c.name for c in trap.commands] == ["python", "exit"]
+    assert trap.commands[0].loc == Loc(1, 6)  # inside the quoted action
+    assert facts.execs == () and facts.foreground == ()
+
+
+@pytest.mark.parametrize("signal", ["TERM", "SIGTERM", "15", "term", "sigterm"])
+def test_term_spellings(signal: str) -> None:
+    assert analyse(f"trap 'ckpt' EXIT {signal}\nrun & wait\n").traps
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        "trap 'ckpt' EXIT\n",  # EXIT alone is not a TERM handler
+        "trap 'ckpt' INT HUP\n",
+        "trap - TERM\n",  # reset
+        "trap '' TERM\n",  # ignore
+        "trap -p TERM\n",  # print
+        "echo \"trap 'ckpt' TERM\"\n",  # in a string
+        "# trap 'ckpt' TERM\n",  # in a comment
+        "cat <<'EOF'\ntrap 'ckpt' TERM\nEOF\n",  # in a here-doc
+        "cat <<EOF > /tmp/x.sh\ntrap \"ckpt $x\" TERM\nexec python\nEOF\n",
+        "never_called() { trap 'ckpt' TERM; }\n",  # in a function nobody calls
+        "( trap 'ckpt' TERM; run )\n",  # in a subshell: not the main shell's trap
+        "sh -c \"trap 'ckpt' TERM; run\"\n",  # another shell's script
+    ],
+)
+def test_not_a_term_trap(script: str) -> None:
+    assert analyse(script).traps == ()
+
+
+def test_trap_set_in_a_called_function() -> None:
+    facts = analyse("setup() {\n  trap 'ckpt /mnt/x' TERM\n}\nsetup\npython train.py\n")
+    (trap,) = facts.traps
+    assert trap.loc == Loc(1, 2)
+    assert [c.name for c in facts.foreground] == ["python"]
+
+
+def test_trap_action_through_a_function() -> None:
+    script = (
+        "on_term() {\n"
+        "  echo bye\n"
+        "  python /app/save.py --out=/ckpt\n"
+        "  exit 0\n"
+        "}\n"
+        "trap on_term TERM\n"
+        "run & child=$!; wait $child\n"
+    )
+    (trap,) = analyse(script).traps
+    assert trap.does_work and trap.exits_zero
+    assert trap.work[0].loc == Loc(2, 2)  # the function body's own line
+    assert written_paths(trap.work[0]) == ("/ckpt",)
+
+
+def test_forwarding_only_trap_does_no_work() -> None:
+    (trap,) = analyse("trap 'kill -TERM $child; wait $child; exit 143' TERM\n").traps
+    assert not trap.does_work and not trap.exits_zero
+
+
+def test_recursive_function_does_not_loop() -> None:
+    (trap,) = analyse("f() { f; g; }\ntrap f TERM\n").traps
+    assert [c.name for c in trap.commands] == ["g"]
+
+
+def test_exec_after_trap() -> None:
+    facts = analyse("trap 'ckpt' TERM\nexec >/tmp/log 2>&1\necho hi && exec python train.py\n")
+    assert [(c.exec_target, c.loc) for c in facts.execs] == [("python", Loc(2, 11))]
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        "exec python train.py\ntrap 'ckpt' TERM\n",  # exec before the trap: never reached
+        "trap 'ckpt' TERM\n( exec python train.py ) & child=$!\nwait $child\n",
+        "trap 'ckpt' TERM\nlater() { exec python train.py; }\nrun & wait\n",
+        "trap 'ckpt' TERM\nexec 3>&1\nrun & wait\n",
+        "trap 'ckpt' TERM\ntrap - TERM\nexec python train.py\n",  # handler removed first
+    ],
+)
+def test_exec_that_keeps_the_trap(script: str) -> None:
+    assert analyse(script).execs == ()
+
+
+def test_generated_wrapper_is_clean() -> None:
+    facts = analyse(WRAPPER.read_text(encoding="utf-8"))
+    (trap,) = facts.traps
+    assert trap.does_work and not trap.exits_zero
+    assert facts.execs == () and facts.foreground == ()
+
+
+def test_foreground_main_process() -> None:
+    facts = analyse(
+        "mkdir -p /ckpt\ntrap 'ckpt' TERM\ncd /app && python train.py | tee log\necho done\n"
+    )
+    assert [c.name for c in facts.foreground][:1] == ["python"]
+    assert facts.foreground[0].loc == Loc(2, 11)
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        "trap 'ckpt' TERM\npython train.py & child=$!\nwait \"$child\"\n",
+        "trap 'ckpt' TERM\npython prep.py\npython train.py &\nwait\n",  # followed by wait
+        "python train.py\ntrap 'ckpt' TERM\nrun & wait\n",  # before the trap
+        "trap 'ckpt' TERM\nif true; then run & fi\nwait\n",
+        "trap 'ckpt' TERM\nwhile true; do sleep 5; done\n",  # trap runs between sleeps
+    ],
+)
+def test_not_blocked(script: str) -> None:
+    assert analyse(script).foreground == ()
+
+
+def test_sleep_forever_and_foreground_subshell_block() -> None:
+    assert analyse("trap 'ckpt' TERM\nrun &\nsleep infinity\n").foreground
+    assert analyse("trap 'ckpt' TERM\n( exec python train.py )\n").foreground
+
+
+def test_prestop_of() -> None:
+    hook = prestop_of({"lifecycle": {"preStop": {"exec": {"command": ["sh", "-c", "sleep 5"]}}}})
+    assert hook is not None and hook.script is not None
+    assert hook.script[0] == ("lifecycle", "preStop", "exec", "command", 2)
+    assert not hook.does_work and analyse(hook.script[1]).sleeps
+    direct = prestop_of({"lifecycle": {"preStop": {"exec": {"command": ["/ckpt", "--now"]}}}})
+    assert direct is not None and direct.does_work
+    assert prestop_of({"lifecycle": {"preStop": {"sleep": {"seconds": 5}}}}) is not None
+    assert prestop_of({"lifecycle": {"preStop": None}}) is None
+    assert prestop_of({"lifecycle": "x"}) is None
+    broken = prestop_of({"lifecycle": {"preStop": {"exec": {"command": "ckpt"}}}})
+    assert broken is not None and not broken.does_work
+
+
+def test_sleep_zero_does_not_sleep() -> None:
+    assert analyse("sleep 0\n").sleeps == ()
+    assert analyse("sleep 0.5\n").sleeps
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "paths"),
+    [
+        ("python", ("/app/ckpt.py", "--out", "/mnt/ckpt", "--config=/cfg/a.yaml"), ("/mnt/ckpt",)),
+        ("/usr/bin/save", ("--dir=/scratch/c", "/dev/null", "/proc/1"), ("/scratch/c",)),
+        ("cp", ("-r", "/workspace/state", "/mnt/shared/ckpt"), ("/mnt/shared/ckpt",)),
+        ("tar", ("-czf", "/home/me/c.tgz", "/workspace"), ("/home/me/c.tgz",)),
+        ("save", ("$CKPT_DIR/step", "relative/dir"), ("$CKPT_DIR/step",)),
+    ],
+)
+def test_written_paths(name: str, args: tuple[str, ...], paths: tuple[str, ...]) -> None:
+    assert written_paths(Command(name, args, Loc(0, 0))) == paths
+
+
+def _doc(text: str) -> Document:
+    (item,) = list(load_documents(text))
+    assert isinstance(item, Loaded)
+    return Document("f.yaml", 0, item.data, item.positions, tuple(text.split("\n")))
+
+
+def test_positions_in_a_literal_block() -> None:
+    doc = _doc("a:\n  - |\n    set -e\n      trap x TERM\n")
+    assert script_pos(doc, ("a", 0), Loc(1, 2)) == Pos(4, 7)
+
+
+def test_positions_in_one_line_scalars() -> None:
+    doc = _doc(
+        "a: [sh, -c, 'x; trap ''y'' TERM; exec z']\n"
+        "b: \"q; \\\"w\\\"; exec z\"\n"
+        "c: p; exec z\n"
+    )
+    value = doc.data["a"][2]
+    assert script_pos(doc, ("a", 2), Loc(0, value.index("exec"))) == Pos(1, 34)
+    assert script_pos(doc, ("b",), Loc(0, doc.data["b"].index("exec"))) == Pos(2, 15)
+    assert script_pos(doc, ("c",), Loc(0, 3)) == Pos(3, 7)
+
+
+def test_positions_fall_back_to_the_scalar_start() -> None:
+    doc = _doc("a: >\n  trap x TERM\n  exec z\nb: \"one\n  two\"\n")
+    assert script_pos(doc, ("a",), Loc(0, 5)) == Pos(1, 4)
+    assert script_pos(doc, ("b",), Loc(0, 5)) == Pos(4, 4)
