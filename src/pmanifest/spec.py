@@ -57,13 +57,15 @@ _TOLERATION = {
     "type": "object",
     "additionalProperties": False,
     "properties": {
-        "key": _f({"type": "string"}, "Taint key the toleration matches.", ""),
+        "key": _f({"type": "string"}, "Taint key the toleration matches; omitted (with "
+                  "operator Exists) means every taint."),
         "operator": _f({"enum": ["Exists", "Equal"]}, "Exists or Equal.", "Equal"),
         "value": _f({"type": "string"}, "Taint value (with operator Equal).", ""),
         "effect": _f({"enum": ["NoSchedule", "PreferNoSchedule", "NoExecute"]},
-                     "Taint effect to tolerate; empty means all effects.", "NoSchedule"),
+                     "Taint effect to tolerate; omitted means all effects."),
         "tolerationSeconds": _f({"type": "integer", "minimum": 0},
-                                "How long a NoExecute taint is tolerated.", 0),
+                                "How long a NoExecute taint is tolerated; omitted means "
+                                "forever."),
     },
 }
 
@@ -73,10 +75,10 @@ def _shared_fields() -> dict[str, Any]:
     return {
         "namespace": _f({"type": "string", "maxLength": 63, "pattern": DNS1123_LABEL.pattern},
                         "Namespace of every object of the workload (DNS-1123 label); "
-                        "omitted means the namespace of kubectl's context.", ""),
+                        "omitted means the namespace of kubectl's context."),
         "image": _f({"type": "string", "minLength": 1},
                     "Container image, e.g. ghcr.io/acme/trainer:1.4. Required on every "
-                    "workload unless given in defaults.", ""),
+                    "workload unless given in defaults."),
         "labels": _f(_STRING_MAP, "Extra labels on every object and pod template "
                      "(merged; the workload's own win over defaults).", {}),
         "env": _f(_ENV, "Environment variables of the main container, name -> value.", {}),
@@ -85,7 +87,8 @@ def _shared_fields() -> dict[str, Any]:
         "tolerations": _f({"type": "array", "items": _TOLERATION},
                           "Pod tolerations (e.g. for providers that taint spot nodes).", []),
         "serviceAccountName": _f({"type": "string", "minLength": 1},
-                                 "Service account the pods run as.", "default"),
+                                 "Service account the pods run as; omitted means the "
+                                 "namespace's default account."),
     }
 
 
@@ -102,14 +105,14 @@ def _checkpoint_schema() -> dict[str, Any]:
                           "What runs the checkpoint on preemption: `sigterm` (a /bin/sh wrapper "
                           "traps TERM, checkpoints once, stops the main process, exits 143) or "
                           "`preStop` (a preStop exec hook; the main command is left as is). "
-                          "Exactly one; never both.", "sigterm"),
+                          "Exactly one; never both."),
             "gracePeriodSeconds": _f({"type": "integer", "minimum": 1},
                                      "terminationGracePeriodSeconds of the pods; at most the "
                                      "profile's cap (300 s) on preemptible compute.",
                                      DEFAULT_GRACE_SECONDS),
             "dir": _f({"type": "string", "minLength": 1},
                       "Checkpoint directory; must lie under cluster.sharedVolume.mountPath. "
-                      "Exported to the container as CHECKPOINT_DIR.", ""),
+                      "Exported to the container as CHECKPOINT_DIR."),
         },
     }, "How the workload checkpoints when its node is preempted.", {})
 
@@ -118,7 +121,7 @@ def _workload_schema() -> dict[str, Any]:
     props: dict[str, Any] = {
         "name": _f({"type": "string", "maxLength": 63, "pattern": DNS1123_LABEL.pattern},
                    "Name of the workload and of its objects (DNS-1123 label, at most 63 "
-                   "characters).", ""),
+                   "characters)."),
         "role": _f({"enum": list(ROLES)}, "worker -> Job; coordinator and serving -> "
                    "Deployment kept off preemptible nodes.", "worker"),
         "compute": _f({"enum": list(COMPUTE)}, "Node class. Workers default to preemptible; "
@@ -290,7 +293,9 @@ def load_spec(text: str, file: str, profile: Profile | None = None) -> Spec:
     try:
         loaded = load_single(text)
     except YamlProblem as problem:
-        raise SpecError(f"{problem.message}; fix the YAML", file, problem.line,
+        todo = ("write a spec (see `pmanifest schema` and examples/)"
+                if problem.message == "file is empty" else "fix the YAML")
+        raise SpecError(f"{problem.message}; {todo}", file, problem.line,
                         problem.column) from None
     data, positions = loaded.data, loaded.positions
     if not isinstance(data, dict):
@@ -305,11 +310,13 @@ def _check_schema(data: dict[str, Any], positions: Positions, file: str) -> None
     from jsonschema import Draft202012Validator
 
     validator = Draft202012Validator(SPEC_SCHEMA)
-    found: list[tuple[Pos, str]] = []
+    found: list[tuple[int, Pos, str]] = []
     for error in validator.iter_errors(data):
-        found.extend(_describe(error, data, positions))
+        # an unknown key first: its did-you-mean usually explains the missing one too
+        rank = {"additionalProperties": 0, "required": 2}.get(error.validator, 1)
+        found.extend((rank, pos, message) for pos, message in _describe(error, positions))
     if found:
-        pos, message = min(found, key=lambda item: (item[0], item[1]))
+        _, pos, message = min(found)
         raise SpecError(message, file, pos.line, pos.column)
 
 
@@ -317,7 +324,7 @@ def _where(path: Path) -> str:
     return dotted(path) or "the spec"
 
 
-def _describe(error: Any, data: Any, positions: Positions) -> list[tuple[Pos, str]]:
+def _describe(error: Any, positions: Positions) -> list[tuple[Pos, str]]:
     path: Path = tuple(error.absolute_path)
     kind = error.validator
     where = _where(path)

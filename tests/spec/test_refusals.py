@@ -1,0 +1,378 @@
+"""Every refusal of a spec: exit 2, one exact line on stderr naming file:line:col, no stdout."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+from click.testing import CliRunner
+
+from pmanifest.cli import main
+
+SHARED = "cluster:\n  sharedVolume: {claimName: fs, mountPath: /mnt/shared}\n"
+
+
+def _bomb() -> str:
+    lines = ["apiVersion: pmanifest/v1", 'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol"]']
+    prev = "a"
+    for name in "bcdefghi":
+        lines.append(f"{name}: &{name} [" + ",".join([f"*{prev}"] * 9) + "]")
+        prev = name
+    lines.append("workloads: [{name: x, image: y}]")
+    return "\n".join(lines) + "\n"
+
+
+CASES: list[tuple[str, str, str]] = [
+    (
+        "serving on preemptible",
+        """\
+        apiVersion: pmanifest/v1
+        workloads:
+          - name: api
+            role: serving
+            compute: preemptible
+            image: x
+        """,
+        "spec.yaml:5:14: serving workloads cannot run on preemptible compute "
+        "(compute: preemptible); remove it or use role: worker",
+    ),
+    (
+        "coordinator on preemptible",
+        """\
+        apiVersion: pmanifest/v1
+        workloads:
+          - {name: rdzv, role: coordinator, compute: preemptible, image: x}
+        """,
+        "spec.yaml:3:46: coordinator workloads cannot run on preemptible compute "
+        "(compute: preemptible); remove it or use role: worker",
+    ),
+    (
+        "grace above the cap",
+        """\
+        apiVersion: pmanifest/v1
+        SHARED
+        workloads:
+          - name: train
+            image: x
+            command: [python, train.py]
+            checkpoint:
+              command: [python, ckpt.py]
+              trigger: sigterm
+              gracePeriodSeconds: 600
+        """,
+        "spec.yaml:11:27: gracePeriodSeconds 600 is above the 300 s cap of preemptible nodes "
+        "(the node is removed after 300 s); use at most 300",
+    ),
+    (
+        "checkpoint dir off the shared volume",
+        """\
+        apiVersion: pmanifest/v1
+        SHARED
+        workloads:
+          - name: train
+            image: x
+            command: [python, train.py]
+            checkpoint:
+              command: [python, ckpt.py]
+              trigger: sigterm
+              dir: /mnt/shared/../home/ckpt
+        """,
+        "spec.yaml:11:12: checkpoint dir '/mnt/shared/../home/ckpt' is not on the shared volume "
+        "(mounted at /mnt/shared); checkpoints elsewhere are lost with the node, so use a path "
+        "under /mnt/shared/",
+    ),
+    (
+        "checkpoint dir without a shared volume",
+        """\
+        apiVersion: pmanifest/v1
+        workloads:
+          - name: train
+            image: x
+            command: [python, train.py]
+            checkpoint:
+              command: [python, ckpt.py]
+              trigger: preStop
+              dir: /mnt/shared/ckpt
+        """,
+        "spec.yaml:9:12: checkpoint dir '/mnt/shared/ckpt' needs a shared volume, and the spec "
+        "has none; add cluster.sharedVolume {claimName, mountPath} and put the dir under its "
+        "mountPath",
+    ),
+    (
+        "unknown trigger",
+        """\
+        apiVersion: pmanifest/v1
+        workloads:
+          - name: train
+            image: x
+            command: [python, train.py]
+            checkpoint: {command: [python, ckpt.py], trigger: sigtrem}
+        """,
+        "spec.yaml:6:55: workloads[0].checkpoint.trigger is 'sigtrem', which is not one of "
+        "sigterm, preStop; did you mean 'sigterm'?",
+    ),
+    (
+        "name not a DNS-1123 label",
+        """\
+        apiVersion: pmanifest/v1
+        workloads:
+          - name: Train_Job
+            image: x
+        """,
+        "spec.yaml:3:11: workloads[0].name 'Train_Job' is not a DNS-1123 label; use at most 63 "
+        "lowercase letters, digits and '-', starting and ending with a letter or digit",
+    ),
+    (
+        "name longer than 63",
+        f"""\
+        apiVersion: pmanifest/v1
+        workloads:
+          - name: {"a" * 64}
+            image: x
+        """,
+        f"spec.yaml:3:11: workloads[0].name '{'a' * 64}' is not a DNS-1123 label; use at most 63 "
+        "lowercase letters, digits and '-', starting and ending with a letter or digit",
+    ),
+    (
+        "missing image",
+        """\
+        apiVersion: pmanifest/v1
+        workloads:
+          - name: train
+            command: [python, train.py]
+        """,
+        "spec.yaml:3:5: workload 'train' has no image; add image: <registry/repository:tag> "
+        "(or set it in defaults)",
+    ),
+    (
+        "unknown key with suggestion",
+        """\
+        apiVersion: pmanifest/v1
+        workloads:
+          - name: train
+            image: x
+            comand: [python, train.py]
+        """,
+        "spec.yaml:5:5: unknown key 'comand' in workloads[0]; did you mean 'command'?",
+    ),
+    (
+        "unknown top-level key",
+        """\
+        apiVersion: pmanifest/v1
+        workload:
+          - {name: train, image: x}
+        """,
+        "spec.yaml:2:1: unknown key 'workload' in the spec; did you mean 'workloads'?",
+    ),
+    (
+        "unknown key without a close match",
+        """\
+        apiVersion: pmanifest/v1
+        cluster: {zzz: 1}
+        workloads:
+          - {name: train, image: x}
+        """,
+        "spec.yaml:2:11: unknown key 'zzz' in cluster; remove it (allowed: kubernetesVersion, "
+        "sharedVolume)",
+    ),
+    (
+        "invalid YAML",
+        """\
+        apiVersion: pmanifest/v1
+        workloads:
+          - name: [train
+        """,
+        "spec.yaml:4:1: did not find expected ',' or ']'; fix the YAML",
+    ),
+    (
+        "not a mapping",
+        """\
+        - apiVersion: pmanifest/v1
+        """,
+        "spec.yaml:1:1: the spec must be a mapping (apiVersion: pmanifest/v1, workloads: [...]); "
+        "see `pmanifest schema`",
+    ),
+    (
+        "wrong apiVersion",
+        """\
+        apiVersion: pmanifest/v2
+        workloads: [{name: a, image: x}]
+        """,
+        "spec.yaml:1:13: apiVersion must be 'pmanifest/v1', got 'pmanifest/v2'; "
+        "set apiVersion: pmanifest/v1",
+    ),
+    (
+        "non-standard tag",
+        """\
+        apiVersion: pmanifest/v1
+        workloads:
+          - name: train
+            image: !!python/object/apply:os.system [id]
+        """,
+        "spec.yaml:4:12: unsupported YAML tag 'tag:yaml.org,2002:python/object/apply:os.system'; "
+        "fix the YAML",
+    ),
+    (
+        "billion laughs",
+        _bomb(),
+        "spec.yaml:7:8: too many alias expansions (a YAML bomb?); fix the YAML",
+    ),
+    (
+        "duplicate workload names",
+        """\
+        apiVersion: pmanifest/v1
+        workloads:
+          - name: train
+            image: x
+          - name: train
+            image: y
+        """,
+        "spec.yaml:5:11: workload name 'train' is already used by workloads[0]; give each "
+        "workload its own name",
+    ),
+    (
+        "duplicate key",
+        """\
+        apiVersion: pmanifest/v1
+        workloads:
+          - name: train
+            image: x
+            image: y
+        """,
+        "spec.yaml:5:5: duplicate key 'image'; fix the YAML",
+    ),
+    (
+        "Jobs before 1.26",
+        """\
+        apiVersion: pmanifest/v1
+        cluster: {kubernetesVersion: "1.25"}
+        workloads:
+          - name: train
+            image: x
+        """,
+        "spec.yaml:4:5: worker 'train' renders a Job, which needs Kubernetes 1.26 or later "
+        "(podFailurePolicy, which keeps preemptions from counting as failures, is off by "
+        "default before); target is 1.25, so set cluster.kubernetesVersion or "
+        "--kubernetes-version to 1.26 or later",
+    ),
+    (
+        "unquoted version",
+        """\
+        apiVersion: pmanifest/v1
+        cluster: {kubernetesVersion: 1.30}
+        workloads:
+          - {name: train, image: x}
+        """,
+        "spec.yaml:2:30: cluster.kubernetesVersion must be a string, got number; quote it to "
+        "make it a string",
+    ),
+    (
+        "unsupported version",
+        """\
+        apiVersion: pmanifest/v1
+        cluster: {kubernetesVersion: "1.12"}
+        workloads:
+          - {name: train, image: x}
+        """,
+        "spec.yaml:2:30: unsupported Kubernetes version '1.12'; supported: 1.25 to 1.37; change "
+        "cluster.kubernetesVersion",
+    ),
+    (
+        "unknown role",
+        """\
+        apiVersion: pmanifest/v1
+        workloads:
+          - {name: train, image: x, role: server}
+        """,
+        "spec.yaml:3:35: workloads[0].role is 'server', which is not one of worker, "
+        "coordinator, serving; did you mean 'serving'?",
+    ),
+    (
+        "sigterm without a command",
+        """\
+        apiVersion: pmanifest/v1
+        workloads:
+          - name: train
+            image: x
+            checkpoint: {command: "save", trigger: sigterm}
+        """,
+        "spec.yaml:5:44: trigger: sigterm wraps the main command, but the workload has no "
+        "command; add command: [...] or use trigger: preStop",
+    ),
+    (
+        "replicas on a worker",
+        """\
+        apiVersion: pmanifest/v1
+        workloads:
+          - {name: train, image: x, replicas: 3}
+        """,
+        "spec.yaml:3:29: replicas applies to coordinator or serving workloads, not worker; "
+        "remove it or change role",
+    ),
+    (
+        "compute-class label in nodeSelector",
+        """\
+        apiVersion: pmanifest/v1
+        workloads:
+          - name: api
+            role: serving
+            image: x
+            nodeSelector: {together.ai/compute-class: preemptible}
+        """,
+        "spec.yaml:6:20: nodeSelector must not set 'together.ai/compute-class'; use compute: "
+        "preemptible or compute: standard",
+    ),
+    (
+        "empty file",
+        "",
+        "spec.yaml:1:1: file is empty; write a spec (see `pmanifest schema` and examples/)",
+    ),
+]
+
+
+@pytest.mark.parametrize(("spec", "expected"), [(c[1], c[2]) for c in CASES],
+                         ids=[c[0] for c in CASES])
+def test_refusal(spec: str, expected: str, tmp_path: object, monkeypatch: pytest.MonkeyPatch
+                 ) -> None:
+    monkeypatch.chdir(tmp_path)  # type: ignore[arg-type]
+    text = textwrap.dedent(spec)
+    if "SHARED" in text:
+        text = text.replace("SHARED\n", SHARED)
+    with open("spec.yaml", "w", encoding="utf-8") as handle:
+        handle.write(text)
+    result = CliRunner().invoke(main, ["render", "-f", "spec.yaml"])
+    assert (result.exit_code, result.stdout, result.stderr) == (2, "", expected + "\n")
+
+
+def test_refusal_from_stdin_names_stdin() -> None:
+    spec = "apiVersion: pmanifest/v1\nworkloads:\n  - {name: x, image: y, role: serving, " \
+           "compute: preemptible}\n"
+    result = CliRunner().invoke(main, ["render", "-f", "-"], input=spec)
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert result.stderr == (
+        "<stdin>:3:49: serving workloads cannot run on preemptible compute (compute: "
+        "preemptible); remove it or use role: worker\n")
+
+
+def test_old_version_from_flag(tmp_path: object, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # type: ignore[arg-type]
+    with open("spec.yaml", "w", encoding="utf-8") as handle:
+        handle.write("apiVersion: pmanifest/v1\nworkloads:\n  - {name: train, image: x}\n")
+    result = CliRunner().invoke(main, ["render", "-f", "spec.yaml",
+                                       "--kubernetes-version", "1.25"])
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr.startswith("spec.yaml:3:5: worker 'train' renders a Job, which needs "
+                                    "Kubernetes 1.26 or later")
+    result = CliRunner().invoke(main, ["render", "-f", "spec.yaml",
+                                       "--kubernetes-version", "2.0"])
+    assert (result.exit_code, result.stdout, result.stderr) == (
+        2, "", "spec.yaml: --kubernetes-version: unsupported Kubernetes version '2.0'; "
+        "supported: 1.25 to 1.37\n")
+
+
+def test_missing_file() -> None:
+    result = CliRunner().invoke(main, ["render", "-f", "/nonexistent/spec.yaml"])
+    assert (result.exit_code, result.stdout, result.stderr) == (
+        2, "", "/nonexistent/spec.yaml: cannot read the spec: No such file or directory; "
+        "check the path\n")
