@@ -13,6 +13,7 @@ import click
 
 from pmanifest import __version__
 from pmanifest.errors import PmanifestError
+from pmanifest.reporters import FORMATS
 
 EXIT_FINDINGS = 1
 EXIT_USAGE = 2
@@ -103,8 +104,12 @@ def _colour(choice: str) -> bool:
 
 @main.command()
 @click.argument("paths", nargs=-1, required=True, metavar="PATH... | -")
-@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text",
-              show_default=True, help="Output format.")
+@click.option("--format", "formats", type=click.Choice(FORMATS), multiple=True,
+              help="Output format [default: text]; repeat for several reports in one run, "
+                   "each paired in order with an --output.")
+@click.option("--output", "outputs", multiple=True, metavar="FILE|-",
+              help="Where the format at the same position goes (- or none: stdout, at most "
+                   "one); files are written atomically.")
 @click.option("--fail-on", type=click.Choice(["error", "warning", "info"]), default=None,
               help="Exit 1 when a finding is at or above this severity [default: error].")
 @click.option("--kubernetes-version", default=None,
@@ -121,15 +126,22 @@ def _colour(choice: str) -> bool:
               show_default=True,
               help="Colour severities (auto: only on a terminal, not with NO_COLOR).")
 def lint(
-    paths: tuple[str, ...], output_format: str, fail_on: str | None,
-    kubernetes_version: str | None, profile: str | None, config_path: str | None,
-    disable: tuple[str, ...], no_schema: bool, stdin_filename: str, color: str,
+    paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, ...],
+    fail_on: str | None, kubernetes_version: str | None, profile: str | None,
+    config_path: str | None, disable: tuple[str, ...], no_schema: bool, stdin_filename: str,
+    color: str,
 ) -> None:
-    """Check manifests for preemption mistakes (files, directories, or - for stdin)."""
-    from pmanifest.lint_command import LintRequest, run_lint
+    """Check manifests for preemption mistakes (files, directories, or - for stdin).
 
-    request = LintRequest(paths, output_format, fail_on, kubernetes_version, profile,
-                          config_path, disable, no_schema, stdin_filename, _colour(color))
+    \b
+    Several reports from one pass, e.g. for CI:
+      pmanifest lint k8s/ --format sarif --output results.sarif --format text
+    """
+    from pmanifest.lint_command import LintRequest, pair_outputs, run_lint
+
+    request = LintRequest(paths, pair_outputs(formats, outputs), fail_on, kubernetes_version,
+                          profile, config_path, disable, no_schema, stdin_filename,
+                          _colour(color))
     output, messages, exit_code = run_lint(request)
     for message in messages:
         click.echo(message, err=True)

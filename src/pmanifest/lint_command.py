@@ -1,22 +1,39 @@
-"""``pmanifest lint``: config + flags -> options, sources -> findings -> report, exit code."""
+"""``pmanifest lint``: config + flags -> options, sources -> findings -> reports, exit code.
+
+Several reports come from one pass: ``--format`` and ``--output`` pair up in order (a format
+without an output, or with ``-``, goes to stdout; at most one does). Files are written
+atomically (temp file beside the target, then ``os.replace``), and only after every report
+rendered, so an error never leaves a half-written report behind.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path as FsPath
 
 from pmanifest.config import Config, find_config, load_config, resolve_rule
 from pmanifest.document import Finding
-from pmanifest.errors import ConfigError
+from pmanifest.errors import ConfigError, InputError
 from pmanifest.lint import SEVERITY_RANK, LintOptions, lint_file
 from pmanifest.reporters import Summary, reporter
 from pmanifest.sources import Problem, check_paths, iter_sources
+
+STDOUT = "-"
+
+
+@dataclass(frozen=True)
+class Output:
+    format: str
+    path: str = STDOUT  # "-" for stdout
 
 
 @dataclass(frozen=True)
 class LintRequest:
     paths: tuple[str, ...]
-    output_format: str
+    outputs: tuple[Output, ...]
     fail_on: str | None
     kubernetes_version: str | None
     profile: str | None
@@ -25,6 +42,29 @@ class LintRequest:
     no_schema: bool
     stdin_filename: str
     colour: bool
+
+
+def pair_outputs(formats: tuple[str, ...], paths: tuple[str, ...]) -> tuple[Output, ...]:
+    """``--format``/``--output`` pairs, in order. Raises ConfigError for what cannot pair."""
+    formats = formats or ("text",)
+    if len(paths) > len(formats):
+        extra = ", ".join(paths[len(formats):])
+        raise ConfigError(f"--output {extra}: no --format to pair with (give one --format "
+                          "per --output, in order)")
+    outputs = tuple(Output(fmt, paths[i] if i < len(paths) else STDOUT)
+                    for i, fmt in enumerate(formats))
+    to_stdout = [o.format for o in outputs if o.path == STDOUT]
+    if len(to_stdout) > 1:
+        raise ConfigError(f"formats {', '.join(to_stdout)} would all go to stdout; "
+                          "give each but one an --output FILE")
+    seen: set[str] = set()
+    for o in outputs:
+        if o.path != STDOUT:
+            key = os.path.abspath(o.path)
+            if key in seen:
+                raise ConfigError(f"--output {o.path} is given twice")
+            seen.add(key)
+    return outputs
 
 
 def _config(request: LintRequest) -> Config:
@@ -55,11 +95,14 @@ def options_for(request: LintRequest, config: Config) -> LintOptions:
 
 
 def run_lint(request: LintRequest) -> tuple[str, list[str], int]:
-    """(stdout text, stderr lines, exit code). Raises PmanifestError for exit-2 problems."""
+    """Write the file reports; return (stdout text, stderr lines, exit code).
+    Raises PmanifestError for exit-2 problems."""
     config = _config(request)
     options = options_for(request, config)
     fail_on = request.fail_on or config.fail_on or "error"
     check_paths(request.paths)
+    for output in request.outputs:
+        _check_writable(output.path)
     findings: list[Finding] = []
     messages: list[str] = []
     files = objects = 0
@@ -73,11 +116,62 @@ def run_lint(request: LintRequest) -> tuple[str, list[str], int]:
         findings.extend(result.findings)
         objects += result.objects
     summary = Summary.of(findings, files, objects)
-    output = reporter(request.output_format)(findings, summary, request.colour)
-    if request.output_format == "text" and findings:
+    stdout = ""
+    reports: dict[str, str] = {}
+    for output in request.outputs:
+        colour = request.colour and output.path == STDOUT
+        text = reporter(output.format)(findings, summary, colour)
+        if output.path == STDOUT:
+            stdout = text
+        else:
+            reports[output.path] = text
+    write_atomically(reports)
+    if findings and any(o.format == "text" for o in request.outputs):
         from pmanifest.reporters.text_format import summary_line
 
         messages.append(summary_line(summary))
     threshold = SEVERITY_RANK[fail_on]
     failed = any(SEVERITY_RANK[f.severity] >= threshold for f in findings)
-    return output, messages, 1 if failed else 0
+    return stdout, messages, 1 if failed else 0
+
+
+def _check_writable(path: str) -> None:
+    """Refuse an output whose directory is missing before any linting is done."""
+    if path == STDOUT:
+        return
+    if os.path.isdir(path):
+        raise InputError("is a directory; --output needs a file path", path)
+    directory = os.path.dirname(path) or "."
+    if not os.path.isdir(directory):
+        raise InputError(f"directory {directory} does not exist", path)
+
+
+def write_atomically(reports: dict[str, str]) -> None:
+    """Write every report to a temp file beside its target, then rename them all into place:
+    an interrupted or failed run leaves each target as it was, never half written."""
+    mode = _default_mode()
+    staged: list[tuple[str, str]] = []
+    current = ""
+    try:
+        for path, text in reports.items():
+            current = path
+            fd, temp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp",
+                                        dir=os.path.dirname(path) or ".")
+            staged.append((temp, path))
+            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+                os.fchmod(handle.fileno(), mode)  # mkstemp's 0600 is not a report's mode
+                handle.write(text)
+        for temp, path in staged:
+            current = path
+            os.replace(temp, path)
+    except OSError as exc:
+        for temp, _ in staged:
+            with contextlib.suppress(OSError):
+                os.unlink(temp)
+        raise InputError(f"cannot write report: {exc.strerror or exc}", current) from exc
+
+
+def _default_mode() -> int:
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from pmanifest.document import Finding
 
-FORMATS = ("text", "json")
+FORMATS = ("text", "json", "sarif", "github", "junit")
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,57 @@
+"""JUnit XML for GitLab (``artifacts:reports:junit``) and Jenkins.
+
+One ``<testsuite name="pmanifest">``; one ``<testcase>`` per object that has findings
+(``classname`` the file, ``name`` ``kind/name`` with the namespace when set), with one
+``<failure>`` per finding (``type`` the severity; ``failures`` counts the failed
+testcases, as JUnit does). Objects without findings are not listed
+(the reporter sees findings, not the objects behind them); a run without findings is one
+passing testcase, ``pmanifest lint``, so the report is never empty. Built with
+``xml.etree`` so escaping is right; characters XML 1.0 cannot carry become U+FFFD.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from collections.abc import Sequence
+
+from pmanifest.document import Finding
+from pmanifest.reporters import Summary
+
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def _clean(text: str) -> str:
+    return _NOT_XML.sub("\ufffd", text)
+
+
+def object_label(f: Finding) -> str:
+    ref = f.object
+    if ref.kind is None and ref.name is None:
+        return "(file)"
+    label = f"{ref.kind or '?'}/{ref.name or '?'}"
+    return f"{ref.namespace}/{label}" if ref.namespace else label
+
+
+def render(findings: Sequence[Finding], summary: Summary, colour: bool) -> str:
+    cases: dict[tuple[str, str], list[Finding]] = {}
+    for f in findings:
+        cases.setdefault((f.file, object_label(f)), []).append(f)
+    suite = ET.Element("testsuite", {
+        "name": "pmanifest", "tests": str(max(len(cases), 1)), "failures": str(len(cases)),
+        "errors": "0", "skipped": "0",
+    })
+    if not cases:
+        ET.SubElement(suite, "testcase", {"classname": "pmanifest", "name": "pmanifest lint"})
+    for (file, label), items in cases.items():
+        case = ET.SubElement(suite, "testcase", {"classname": _clean(file),
+                                                 "name": _clean(label)})
+        for f in items:
+            failure = ET.SubElement(case, "failure", {
+                "type": f.severity,
+                "message": _clean(f"{f.rule} {f.slug}: {f.message}"),
+            })
+            text = f"{f.file}:{f.line}:{f.column}: {f.severity} {f.rule}[{f.slug}] {f.message}"
+            failure.text = _clean(text + (f"\npath: {f.path}" if f.path else ""))
+    ET.indent(suite)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suite, "unicode") + "\n"
