@@ -65,16 +65,16 @@ def preemption_counts_as_failure(ctx: Context) -> Iterator[Hit]:
     w = ctx.workload
     if w.job_path is None or not w.placement.preemptible:
         return
-    policy = get(w.doc.data, (*w.job_path, "podFailurePolicy"))
-    if isinstance(policy, dict):
-        rules_path: Path = (*w.job_path, "podFailurePolicy", "rules")
-        problem = _ignore_problem(sequence(policy, ("rules",)), rules_path)
+    policy_path: Path = (*w.job_path, "podFailurePolicy")
+    policy = get(w.doc.data, policy_path)
+    if policy is None:
+        where, why = w.job_path, "no podFailurePolicy"
+    else:
+        problem = _ignore_problem(sequence(policy, ("rules",)), (*policy_path, "rules"))
         if problem is None:
             return
         path, why = problem
-        where = path or (*w.job_path, "podFailurePolicy")
-    else:
-        where, why = w.job_path, "no podFailurePolicy"
+        where = path or policy_path
     yield Hit(where,
               f"{w.kind} can run on preemptible nodes but {why}: every preemption consumes "
               f"backoffLimit and can fail the {w.kind}; add a podFailurePolicy rule "
