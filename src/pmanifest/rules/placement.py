@@ -199,7 +199,7 @@ def compute_class_typo(ctx: Context) -> Iterator[Hit]:
                     yield Hit(value_path,
                               f"value {value!r} of {key!r} looks like a typo of "
                               f"{profile.label_value!r}; label values are exact and "
-                              "case-sensitive, so this never matches a preemptible node",
+                              "case-sensitive, so it does not match the preemptible nodes' label",
                               positions.value_at(value_path))
             continue
         for wanted in wanted_keys:
