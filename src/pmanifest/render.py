@@ -41,6 +41,9 @@ WRAPPER_NAME = "pmanifest-sigterm"  # $0 of the wrapper, visible in ps
 SHARED_VOLUME_NAME = "shared"
 HANDLER_EXIT_CODE = 143  # 128 + SIGTERM: what the wrapper (and a killed process) exits with
 POD_REPLACEMENT_SINCE = (1, 29)  # podReplacementPolicy beta, on by default (GA 1.34)
+# Before 1.29 the OpenAPI schema marks onPodConditions required in every podFailurePolicy rule,
+# even in an onExitCodes rule; the API server accepts an empty list there.
+CONDITIONS_OPTIONAL_SINCE = (1, 29)
 _BUILTIN_PREFIX = "pmanifest/templates/"
 
 
@@ -298,6 +301,7 @@ def _job_context(w: Workload, version: str) -> dict[str, Any]:
         "pod_replacement_policy": (
             "Failed" if version_tuple(version) >= POD_REPLACEMENT_SINCE else None),
         "handler_exit_code": HANDLER_EXIT_CODE,
+        "empty_pod_conditions": version_tuple(version) < CONDITIONS_OPTIONAL_SINCE,
     }
 
 

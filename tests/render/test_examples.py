@@ -1,0 +1,89 @@
+"""Every example renders: snapshot, determinism, stdin == file, schema-valid objects."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+from syrupy.assertion import SnapshotAssertion
+
+from pmanifest.cli import main
+from pmanifest.schema import supported_versions, validate
+
+from .conftest import EXAMPLES, ROOT
+
+REQUIRED_EXAMPLES = {"finetune-sigterm.yaml", "eval-sweep-prestop.yaml", "serving.yaml",
+                     "coordinator-workers.yaml"}
+
+
+def _render(*args: str, stdin: bytes | None = None) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, ["render", *args], input=stdin)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_required_examples_exist() -> None:
+    assert {p.name for p in EXAMPLES} >= REQUIRED_EXAMPLES
+
+
+def test_snapshot(example: Path, snapshot: SnapshotAssertion) -> None:
+    code, out, err = _render("-f", os.path.relpath(example, ROOT))
+    assert (code, err) == (0, "")
+    assert out == snapshot
+
+
+def test_deterministic_and_stdin_identical(example: Path) -> None:
+    first = _render("-f", str(example))
+    second = _render("-f", str(example))
+    piped = _render("-f", "-", stdin=example.read_bytes())
+    assert first[0] == 0
+    assert first == second == piped
+
+
+def test_json_list_has_the_same_objects(example: Path) -> None:
+    code, out, _ = _render("-f", str(example), "-o", "json")
+    assert code == 0
+    listing = json.loads(out)
+    assert set(listing) == {"apiVersion", "kind", "items"}
+    assert (listing["apiVersion"], listing["kind"]) == ("v1", "List")
+    _, text, _ = _render("-f", str(example))
+    assert listing["items"] == list(yaml.safe_load_all(text))
+
+
+def test_objects_are_schema_valid(example: Path) -> None:
+    version = (yaml.safe_load(example.read_text()).get("cluster") or {}).get(
+        "kubernetesVersion", "1.31")
+    _, text, _ = _render("-f", str(example))
+    objects = list(yaml.safe_load_all(text))
+    assert objects
+    for obj in objects:
+        assert validate(obj, version) == [], obj["kind"]
+
+
+@pytest.mark.parametrize("version", [v for v in supported_versions() if v >= "1.26"])
+def test_every_supported_version(example: Path, version: str) -> None:
+    code, text, err = _render("-f", str(example), "--kubernetes-version", version)
+    assert (code, err) == (0, "")
+    for obj in yaml.safe_load_all(text):
+        assert validate(obj, version) == []
+        if obj["kind"] == "Job":
+            has_policy = "podReplacementPolicy" in obj["spec"]
+            assert has_policy == (tuple(map(int, version.split("."))) >= (1, 29))
+
+
+def test_kind_order_and_labels() -> None:
+    _, text, _ = _render("-f", str(ROOT / "examples" / "coordinator-workers.yaml"))
+    objects = list(yaml.safe_load_all(text))
+    assert [(o["kind"], o["metadata"]["name"]) for o in objects] == [
+        ("Service", "rendezvous"), ("Deployment", "rendezvous"), ("Job", "trainer")]
+    for obj in objects:
+        labels = obj["metadata"]["labels"]
+        assert labels["app.kubernetes.io/managed-by"] == "pmanifest"
+        assert labels["app.kubernetes.io/name"] == obj["metadata"]["name"]
+        assert labels["pmanifest.io/role"] in ("coordinator", "worker")
+        if "template" in obj["spec"]:
+            assert obj["spec"]["template"]["metadata"]["labels"] == labels
+    assert objects[0]["spec"]["selector"] == {"app.kubernetes.io/name": "rendezvous"}
