@@ -6,7 +6,7 @@ user's data, so every consumer sees exactly the mapping the YAML described.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,14 +38,39 @@ class ScalarInfo:
     style: str | None  # None (plain), "'", '"', "|", ">"
 
 
+class ScalarTable(Mapping[Path, ScalarInfo]):
+    """Read-only view of raw ``(line, column, style)`` entries as ScalarInfo (built on demand:
+    the loader records one entry per string, and only a few are ever looked at)."""
+
+    __slots__ = ("_raw",)
+
+    def __init__(self, raw: Mapping[Path, tuple[int, int, str | None]]) -> None:
+        self._raw = raw
+
+    def __getitem__(self, path: Path) -> ScalarInfo:
+        line, column, style = self._raw[path]
+        return ScalarInfo(Pos(line, column), style)
+
+    def __iter__(self) -> Iterator[Path]:
+        return iter(self._raw)
+
+    def __len__(self) -> int:
+        return len(self._raw)
+
+
 @dataclass(frozen=True)
 class Positions:
     """Side table of positions: for a mapping entry, the key's position; for a list item or
-    the root, the node's own position. ``values`` holds where each value starts."""
+    the root, the node's own position. ``values`` holds where each value starts. Entries are
+    plain ``(line, column)`` tuples, 1-based; accessors return Pos."""
 
-    keys: Mapping[Path, Pos]
-    values: Mapping[Path, Pos]
-    scalars: Mapping[Path, ScalarInfo] = field(default_factory=dict)
+    keys: Mapping[Path, tuple[int, int]]
+    values: Mapping[Path, tuple[int, int]]
+    raw_scalars: Mapping[Path, tuple[int, int, str | None]] = field(default_factory=dict)
+
+    @property
+    def scalars(self) -> ScalarTable:
+        return ScalarTable(self.raw_scalars)
 
     def at(self, path: Path) -> Pos:
         """Position of ``path``, or of its deepest ancestor that exists in the source."""
@@ -53,21 +78,21 @@ class Positions:
         while True:
             found = self.keys.get(p)
             if found is not None:
-                return found
+                return Pos(*found)
             if not p:
                 return Pos(1, 1)
             p = p[:-1]
 
     def value_at(self, path: Path) -> Pos:
         found = self.values.get(path)
-        return found if found is not None else self.at(path)
+        return Pos(*found) if found is not None else self.at(path)
 
     def rebased(self, prefix: Path) -> Positions:
         """The table of the subtree at ``prefix``, with paths relative to it."""
         n = len(prefix)
         keys = {p[n:]: v for p, v in self.keys.items() if p[:n] == prefix}
         values = {p[n:]: v for p, v in self.values.items() if p[:n] == prefix}
-        scalars = {p[n:]: v for p, v in self.scalars.items() if p[:n] == prefix}
+        scalars = {p[n:]: v for p, v in self.raw_scalars.items() if p[:n] == prefix}
         return Positions(keys, values, scalars)
 
 

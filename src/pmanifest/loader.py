@@ -25,6 +25,7 @@ from yaml.events import (
     ScalarEvent,
     SequenceEndEvent,
     SequenceStartEvent,
+    StreamEndEvent,
 )
 from yaml.nodes import ScalarNode
 from yaml.resolver import Resolver
@@ -42,6 +43,23 @@ MAX_ALIAS_EXPANSION = 100_000
 _TAG = "tag:yaml.org,2002:"
 _PLAIN_TAGS = {_TAG + "str", _TAG + "timestamp", _TAG + "binary"}
 _CONSTRUCTED_TAGS = {_TAG + "int", _TAG + "float", _TAG + "bool", _TAG + "null"}
+_STR = _TAG + "str"
+_RESOLVER = Resolver()
+_RESOLVED: dict[tuple[str, Any], str] = {}
+
+
+def _resolve_plain(value: str, implicit: Any) -> str:
+    """The implicit tag of an untagged scalar (cached: manifests repeat their words)."""
+    key = (value, implicit)
+    tag = _RESOLVED.get(key)
+    if tag is None:
+        tag = _RESOLVER.resolve(ScalarNode, value, implicit)  # type: ignore[no-untyped-call]
+        if len(_RESOLVED) > 50_000:
+            _RESOLVED.clear()
+        _RESOLVED[key] = tag
+    return tag
+
+
 _DOC_MARKER = re.compile(r"^(---|\.\.\.)(?=[ \t]|$)", re.MULTILINE)
 
 
@@ -181,16 +199,17 @@ class _Builder:
     Working from events (libyaml's parser is iterative) instead of a composed node graph means
     no recursion anywhere, so deep nesting fails cleanly at MAX_DEPTH instead of overflowing
     the C stack; aliases share the anchored value and count its size against a budget.
+    The common event (a plain or quoted string as a mapping key or value) is handled inline in
+    ``run``: this loop is most of the cost of linting.
     """
 
     def __init__(self, line_offset: int) -> None:
         self.offset = line_offset
-        self.keys: dict[Path, Pos] = {}
-        self.values: dict[Path, Pos] = {}
-        self.scalars: dict[Path, ScalarInfo] = {}
+        self.keys: dict[Path, tuple[int, int]] = {}
+        self.values: dict[Path, tuple[int, int]] = {}
+        self.scalars: dict[Path, tuple[int, int, str | None]] = {}
         self.anchors: dict[str, tuple[Any, int]] = {}  # anchor -> (value, subtree size)
         self.expanded = 0
-        self.resolver = Resolver()
         self.constructor = SafeConstructor()
         self.stack: list[_Frame] = []
         self.root: Any = _NO_KEY
@@ -199,16 +218,52 @@ class _Builder:
         return Pos(mark.line + self.offset + 1, mark.column + 1)
 
     def run(self, chunk: str) -> tuple[Any, Positions] | None:
-        for event in yaml.parse(chunk, Loader=_Loader):
-            kind = type(event)
-            if kind is ScalarEvent:
-                self.scalar(event)
-            elif kind is MappingStartEvent or kind is SequenceStartEvent:
-                self.start(event, kind is MappingStartEvent)
-            elif kind is MappingEndEvent or kind is SequenceEndEvent:
-                self.end()
-            elif kind is AliasEvent:
-                self.alias(event)
+        parser = _Loader(chunk)
+        try:
+            get_event = parser.get_event
+            stack = self.stack
+            keys, values, scalars = self.keys, self.values, self.scalars
+            offset = self.offset + 1
+            resolve = _resolve_plain
+            while True:
+                event = get_event()
+                kind = type(event)
+                if kind is ScalarEvent:
+                    if stack and not event.anchor:
+                        frame = stack[-1]
+                        tag = event.tag
+                        if tag is None or tag == "!":
+                            tag = resolve(event.value, event.implicit)
+                        if tag == _STR and type(frame.value) is dict:
+                            mark = event.start_mark
+                            where = (mark.line + offset, mark.column + 1)
+                            pending = frame.pending_key
+                            if pending is _NO_KEY:  # a plain string key
+                                key = event.value
+                                if key in frame.value:
+                                    raise YamlProblem(f"duplicate key {key!r}", *where)
+                                frame.pending_key = key
+                                keys[(*frame.path, key)] = where
+                                continue
+                            if pending is not _MERGE:  # a string value
+                                path = (*frame.path, pending)
+                                values[path] = where
+                                scalars[path] = (where[0], where[1], event.style or None)
+                                frame.value[pending] = event.value
+                                frame.size += 1
+                                frame.pending_key = _NO_KEY
+                                continue
+                    self.scalar(event)
+                elif kind is MappingStartEvent or kind is SequenceStartEvent:
+                    self.start(event, kind is MappingStartEvent)
+                elif kind is MappingEndEvent or kind is SequenceEndEvent:
+                    self.end()
+                elif kind is AliasEvent:
+                    self.alias(event)
+                elif kind is StreamEndEvent or event is None:
+                    break
+        finally:
+            parser.dispose()
         if self.root is _NO_KEY:
             return None
         return self.root, Positions(self.keys, self.values, self.scalars)
@@ -217,12 +272,12 @@ class _Builder:
     def child_path(self, start_mark: Any) -> tuple[Path, bool]:
         """The path of the value about to be attached; False if it is a mapping key."""
         if not self.stack:
-            self.keys[()] = self.pos(start_mark)
+            self.keys[()] = tuple(self.pos(start_mark))
             return (), True
         frame = self.stack[-1]
         if isinstance(frame.value, list):
             path = (*frame.path, len(frame.value))
-            self.keys[path] = self.pos(start_mark)
+            self.keys[path] = tuple(self.pos(start_mark))
             return path, True
         if frame.pending_key is _NO_KEY:
             return frame.path, False
@@ -250,7 +305,7 @@ class _Builder:
         if key in frame.value:
             raise YamlProblem(f"duplicate key {key!r}", *self.pos(mark))
         frame.pending_key = key
-        self.keys[(*frame.path, key)] = self.pos(mark)
+        self.keys[(*frame.path, key)] = tuple(self.pos(mark))
 
     def merge(self, frame: _Frame, value: Any, mark: Any) -> None:
         sources = value if isinstance(value, list) else [value]
@@ -265,9 +320,7 @@ class _Builder:
         path, is_value = self.child_path(event.start_mark)
         tag = event.tag
         if tag is None or tag == "!":
-            tag = self.resolver.resolve(  # type: ignore[no-untyped-call]
-                ScalarNode, event.value, event.implicit
-            )
+            tag = _resolve_plain(event.value, event.implicit)
         if not is_value:
             frame = self.stack[-1]
             if tag == _TAG + "merge":
@@ -278,9 +331,10 @@ class _Builder:
                 key = event.value
             self.set_key(frame, key, event.start_mark)
             return
-        self.values[path] = self.pos(event.start_mark)
+        where = self.pos(event.start_mark)
+        self.values[path] = where
         if tag in _PLAIN_TAGS:
-            self.scalars[path] = ScalarInfo(self.pos(event.start_mark), event.style or None)
+            self.scalars[path] = (where.line, where.column, event.style or None)
         value = self.convert(tag, event)
         if event.anchor:
             self.anchors[event.anchor] = (value, 1)
@@ -307,7 +361,7 @@ class _Builder:
         expected = _TAG + ("map" if is_mapping else "seq")
         if event.tag not in (None, "!", expected):
             raise YamlProblem(f"unsupported YAML tag {event.tag!r}", *self.pos(event.start_mark))
-        self.values[path] = self.pos(event.start_mark)
+        self.values[path] = tuple(self.pos(event.start_mark))
         container: dict[Any, Any] | list[Any] = {} if is_mapping else []
         frame = _Frame(container, path, event.anchor)
         frame.key = event.start_mark
@@ -339,5 +393,5 @@ class _Builder:
                 raise YamlProblem("mapping keys must be scalars", *self.pos(event.start_mark))
             self.set_key(self.stack[-1], value, event.start_mark)
             return
-        self.values[path] = self.pos(event.start_mark)
+        self.values[path] = tuple(self.pos(event.start_mark))
         self.attach(value, size, event.start_mark)
