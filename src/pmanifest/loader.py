@@ -30,7 +30,7 @@ from yaml.events import (
 from yaml.nodes import ScalarNode
 from yaml.resolver import Resolver
 
-from pmanifest.document import Path, Pos, Positions, ScalarInfo
+from pmanifest.document import Path, Pos, Positions
 
 try:
     _Loader: type = yaml.CSafeLoader
@@ -217,6 +217,9 @@ class _Builder:
     def pos(self, mark: Any) -> Pos:
         return Pos(mark.line + self.offset + 1, mark.column + 1)
 
+    def raw_pos(self, mark: Any) -> tuple[int, int]:
+        return (mark.line + self.offset + 1, mark.column + 1)
+
     def run(self, chunk: str) -> tuple[Any, Positions] | None:
         parser = _Loader(chunk)
         try:
@@ -272,12 +275,12 @@ class _Builder:
     def child_path(self, start_mark: Any) -> tuple[Path, bool]:
         """The path of the value about to be attached; False if it is a mapping key."""
         if not self.stack:
-            self.keys[()] = tuple(self.pos(start_mark))
+            self.keys[()] = self.raw_pos(start_mark)
             return (), True
         frame = self.stack[-1]
         if isinstance(frame.value, list):
             path = (*frame.path, len(frame.value))
-            self.keys[path] = tuple(self.pos(start_mark))
+            self.keys[path] = self.raw_pos(start_mark)
             return path, True
         if frame.pending_key is _NO_KEY:
             return frame.path, False
@@ -305,7 +308,7 @@ class _Builder:
         if key in frame.value:
             raise YamlProblem(f"duplicate key {key!r}", *self.pos(mark))
         frame.pending_key = key
-        self.keys[(*frame.path, key)] = tuple(self.pos(mark))
+        self.keys[(*frame.path, key)] = self.raw_pos(mark)
 
     def merge(self, frame: _Frame, value: Any, mark: Any) -> None:
         sources = value if isinstance(value, list) else [value]
@@ -331,10 +334,10 @@ class _Builder:
                 key = event.value
             self.set_key(frame, key, event.start_mark)
             return
-        where = self.pos(event.start_mark)
+        where = self.raw_pos(event.start_mark)
         self.values[path] = where
         if tag in _PLAIN_TAGS:
-            self.scalars[path] = (where.line, where.column, event.style or None)
+            self.scalars[path] = (where[0], where[1], event.style or None)
         value = self.convert(tag, event)
         if event.anchor:
             self.anchors[event.anchor] = (value, 1)
@@ -361,7 +364,7 @@ class _Builder:
         expected = _TAG + ("map" if is_mapping else "seq")
         if event.tag not in (None, "!", expected):
             raise YamlProblem(f"unsupported YAML tag {event.tag!r}", *self.pos(event.start_mark))
-        self.values[path] = tuple(self.pos(event.start_mark))
+        self.values[path] = self.raw_pos(event.start_mark)
         container: dict[Any, Any] | list[Any] = {} if is_mapping else []
         frame = _Frame(container, path, event.anchor)
         frame.key = event.start_mark
@@ -393,5 +396,5 @@ class _Builder:
                 raise YamlProblem("mapping keys must be scalars", *self.pos(event.start_mark))
             self.set_key(self.stack[-1], value, event.start_mark)
             return
-        self.values[path] = tuple(self.pos(event.start_mark))
+        self.values[path] = self.raw_pos(event.start_mark)
         self.attach(value, size, event.start_mark)
