@@ -19,6 +19,7 @@ spec:
   template:
     spec:
       restartPolicy: Never
+      nodeName: gpu-dp-001  # a standard node: only the schema finding below applies
       terminationGracePeriodSecond: 300
       containers: [{name: main, image: busybox}]
 """
@@ -43,7 +44,7 @@ def test_findings_exit_1_with_exact_text(runner: CliRunner, tmp_path: Path) -> N
     result = runner.invoke(main, ["lint", "job.yaml"])
     assert result.exit_code == 1
     assert result.stdout == (
-        "job.yaml:8:7: error PM002[schema-invalid] unknown field 'terminationGracePeriodSecond'\n"
+        "job.yaml:9:7: error PM002[schema-invalid] unknown field 'terminationGracePeriodSecond'\n"
     )
     assert result.stderr == "1 error, 0 warnings, 0 info in 1 file (1 object)\n"
 
@@ -61,7 +62,7 @@ def test_json_format_matches_the_design(runner: CliRunner, tmp_path: Path) -> No
     payload = json.loads(result.stdout)
     assert payload["findings"] == [{
         "rule": "PM002", "slug": "schema-invalid", "severity": "error", "file": "job.yaml",
-        "line": 8, "column": 7, "object": {"kind": "Job", "name": "train", "namespace": None},
+        "line": 9, "column": 7, "object": {"kind": "Job", "name": "train", "namespace": None},
         "path": "spec.template.spec.terminationGracePeriodSecond",
         "message": "unknown field 'terminationGracePeriodSecond'",
     }]
@@ -78,14 +79,14 @@ def test_syntax_error_is_a_finding_and_other_files_are_still_linted(
     assert result.exit_code == 1
     lines = result.stdout.splitlines()
     assert lines[0].startswith("a/broken.yaml:4:1: error PM001[yaml-syntax-error] ")
-    assert lines[1].startswith("a/job.yml:8:7: error PM002[schema-invalid] ")
+    assert lines[1].startswith("a/job.yml:9:7: error PM002[schema-invalid] ")
 
 
 def test_stdin_with_a_file_name(runner: CliRunner) -> None:
     result = runner.invoke(main, ["lint", "-", "--stdin-filename", "rendered.yaml"],
                            input=BAD_FIELD)
     assert result.exit_code == 1
-    assert result.stdout.startswith("rendered.yaml:8:7: error PM002[schema-invalid]")
+    assert result.stdout.startswith("rendered.yaml:9:7: error PM002[schema-invalid]")
 
 
 def test_missing_path_is_a_usage_error(runner: CliRunner) -> None:
@@ -100,7 +101,7 @@ def test_fail_on_threshold(runner: CliRunner, tmp_path: Path) -> None:
     assert runner.invoke(main, ["lint", "job.yaml"]).exit_code == 0
     result = runner.invoke(main, ["lint", "job.yaml", "--fail-on", "warning"])
     assert result.exit_code == 1
-    assert "job.yaml:8:7: warning PM002[schema-invalid]" in result.stdout
+    assert "job.yaml:9:7: warning PM002[schema-invalid]" in result.stdout
 
 
 def test_inline_ignore_comment_needs_the_rule_name(runner: CliRunner, tmp_path: Path) -> None:
