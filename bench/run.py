@@ -22,9 +22,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from gen_corpus import generate  # noqa: E402
-
-import yaml  # noqa: E402
+import yaml
+from gen_corpus import generate
 
 ROOT = Path(__file__).resolve().parent.parent
 PMANIFEST = [sys.executable, "-m", "pmanifest"]
