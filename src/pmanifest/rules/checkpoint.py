@@ -252,7 +252,8 @@ def _checkpoint_paths(
     if context.workload.role == "worker":
         for name, (index, value) in env.items():
             if CHECKPOINT_ENV.match(name) and value.startswith("/"):
-                yield value, (*shell.container.path, "env", index, "value"), None, value
+                where = (*shell.container.path, "env", index, "value")
+                yield value, where, context.workload.doc.positions.value_at(where), value
     doc = context.workload.doc
     if shell.script_path is not None:
         for trap in shell.facts.traps:
