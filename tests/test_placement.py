@@ -256,3 +256,24 @@ def test_contradictions_among_standard_values_of_the_label(pod: dict[str, Any]) 
                ["nodeSelectorTerms"][0]["matchExpressions"]) - 1
     assert p.conflict == (*TERMS, 0, "matchExpressions", last)
     assert p.conflict_reason == f"no node can satisfy the requirements on {LABEL!r}"
+
+
+def test_empty_affinity_term_matches_no_node() -> None:
+    from pmanifest.placement import placement_of
+    from pmanifest.profile import get_profile
+
+    required = {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{}]}}
+    placement = placement_of({"affinity": {"nodeAffinity": required}}, get_profile())
+    assert (placement.preemptible, placement.standard) == (False, False)
+    assert placement.conflict_reason == "an empty nodeSelectorTerm matches no node"
+
+
+def test_match_fields_node_name_pins_like_node_name() -> None:
+    from pmanifest.placement import placement_of
+    from pmanifest.profile import get_profile
+
+    term = {"matchFields": [{"key": "metadata.name", "operator": "In",
+                             "values": ["gpu-preemptible-dp-7"]}]}
+    required = {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}
+    placement = placement_of({"affinity": {"nodeAffinity": required}}, get_profile())
+    assert (placement.preemptible, placement.standard) == (True, False)

@@ -143,6 +143,17 @@ def _node_name_class(name: str, profile: Profile) -> tuple[bool, bool]:
     return True, True
 
 
+def _field_name_class(reqs: list[Requirement], profile: Profile) -> tuple[bool, bool]:
+    """``matchFields: metadata.name In [...]`` pins nodes by name, like ``nodeName``."""
+    fit_p = fit_s = True
+    for req in reqs:
+        if req.key == "field:metadata.name" and req.operator == "In" and req.values:
+            classes = [_node_name_class(name, profile) for name in req.values]
+            fit_p = fit_p and any(p for p, _ in classes)
+            fit_s = fit_s and any(s for _, s in classes)
+    return fit_p, fit_s
+
+
 def _tolerates(pod: dict[str, Any], profile: Profile) -> bool:
     taint = profile.taint
     if taint is None:
@@ -179,7 +190,14 @@ def placement_of(pod: dict[str, Any], profile: Profile, base: Path = ()) -> Plac
     excludes: Path | None = None
     conflict: Path | None = None
     reason: str | None = None
-    for term in terms if terms else [[]]:
+    terms_path = (*base, "affinity", "nodeAffinity",
+                  "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms")
+    for t, term in enumerate(terms if terms else [[]]):
+        if terms and not term:
+            # an empty term matches no node (it does not mean "anywhere")
+            conflict = conflict or (*terms_path, t)
+            reason = reason or "an empty nodeSelectorTerm matches no node"
+            continue
         reqs = selector + term
         bad = _consistent(reqs)
         if bad is not None:
@@ -187,8 +205,9 @@ def placement_of(pod: dict[str, Any], profile: Profile, base: Path = ()) -> Plac
             reason = reason or f"no node can satisfy the requirements on {bad.key!r}"
             continue
         mine = [r for r in reqs if r.key == label]
-        fit_p = name_p and all(_fits_preemptible(r, profile.label_value) for r in mine)
-        fit_s = name_s and all(_fits_standard(r, profile.label_value) for r in mine)
+        term_p, term_s = _field_name_class(reqs, profile)
+        fit_p = name_p and term_p and all(_fits_preemptible(r, profile.label_value) for r in mine)
+        fit_s = name_s and term_s and all(_fits_standard(r, profile.label_value) for r in mine)
         if fit_p and not fit_s:
             blocker = next((r for r in mine if not _fits_standard(r, profile.label_value)), None)
             selects = selects or (blocker.path if blocker else name_path)
