@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path as FsPath
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pmanifest.document import Document, Pos
 from pmanifest.loader import Loaded, load_documents
@@ -236,3 +238,52 @@ def test_positions_fall_back_to_the_scalar_start() -> None:
     doc = _doc("a: >\n  trap x TERM\n  exec z\nb: \"one\n  two\"\n")
     assert script_pos(doc, ("a",), Loc(0, 5)) == Pos(1, 4)
     assert script_pos(doc, ("b",), Loc(0, 5)) == Pos(4, 4)
+
+
+HOSTILE_PODS = [
+    "spec: null",
+    "spec: {containers: x}",
+    "spec: {containers: [null, 5, x]}",
+    "spec: {containers: [{name: 5, command: 5, args: {a: 1}}]}",
+    "spec: {containers: [{command: [sh, -c, 5], lifecycle: []}]}",
+    "spec: {containers: [{command: [sh, -c], args: [null]}]}",
+    "spec: {containers: [{command: [sh, -c, \"trap 'x /a' TERM\"], env: x, volumeMounts: x}]}",
+    "spec: {volumes: x, containers: [{command: [sh, -c, \"trap 'x /a' TERM\"],"
+    " env: [null, {name: 1}, {name: CKPT_DIR, value: 3}], volumeMounts: [null, {mountPath: 1}]}]}",
+    "spec: {terminationGracePeriodSeconds: true, nodeSelector: {together.ai/compute-class:"
+    " preemptible}, containers: [{lifecycle: {preStop: {exec: {command: [1, 2]}}}}]}",
+    "spec: {terminationGracePeriodSeconds: '300', containers: [{lifecycle: {preStop:"
+    " {exec: null, sleep: 5}}}]}",
+    "spec: {containers: [{lifecycle: {preStop: {sleep: {seconds: x}}}}]}",
+    "spec: {containers: [{command: [sh, -c, \"trap\"], lifecycle: {preStop: x}}]}",
+    "spec: {containers: [{command: [sh, -c, \"trap -- 'a' TERM; exec\"]}]}",
+    "spec: {containers: [{command: [sh, -c, \"f() { f & }; trap f TERM; f\"]}]}",
+]
+
+
+@pytest.mark.parametrize("spec", HOSTILE_PODS)
+def test_checkpoint_rules_never_raise_on_wrong_types(spec: str) -> None:
+    from pmanifest.lint import LintOptions, lint_bytes
+
+    manifest = f"apiVersion: v1\nkind: Pod\nmetadata: {{name: x}}\n{spec}\n"
+    lint_bytes(manifest.encode(), "x.yaml", LintOptions())  # findings or none, never a crash
+
+
+@pytest.mark.parametrize(
+    "script",
+    ["", "\x00", "trap '", "'''", "$(", "<<EOF", "trap \"$(trap 'x' TERM)\" TERM", "}{;;&&|",
+     "trap 'trap \"exit 0\" TERM' TERM", "\n\n\ttrap\t'x'\tTERM\n", "trap 'é' TERM\n"],
+)
+def test_broken_scripts_never_raise(script: str) -> None:
+    analyse(script)
+
+
+TOKENS = ["trap", "'x'", '"y"', "TERM", "EXIT", "exec", "wait", "&", ";", "&&", "|", "\n",
+          "(", ")", "{", "}", "f()", "<<EOF", "EOF", "$child", "sleep", "exit", "0", " ", "#"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(TOKENS), max_size=30))
+def test_token_soup_never_raises(tokens: list[str]) -> None:
+    facts = analyse(" ".join(tokens))
+    assert all("TERM" in trap.signals for trap in facts.traps)
