@@ -8,8 +8,9 @@ them although older OpenAPI documents mark them required) are not reported.
 from __future__ import annotations
 
 import functools
-import importlib.resources
+import importlib.util
 import json
+import pathlib
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -34,8 +35,14 @@ class SchemaProblem:
     message: str
 
 
+@functools.cache
 def _schema_root() -> Any:
-    return importlib.resources.files("kubernetes_validate").joinpath("kubernetes-json-schema")
+    # Locate the package without importing it: kubernetes_validate/__init__ imports
+    # jsonschema and more, which a valid manifest never needs (see the fast path).
+    spec = importlib.util.find_spec("kubernetes_validate")
+    if spec is None or not spec.submodule_search_locations:
+        raise ConfigError("kubernetes-validate is not installed; reinstall pmanifest")
+    return pathlib.Path(next(iter(spec.submodule_search_locations))) / "kubernetes-json-schema"
 
 
 @functools.cache
