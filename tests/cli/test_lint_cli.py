@@ -168,7 +168,8 @@ def test_config_bad_level_and_version(runner: CliRunner, tmp_path: Path) -> None
         "c.yaml:2:3: rule PM002: level must be one of off, error, warning, info, not 'loud'\n")
     result = runner.invoke(main, ["lint", "job.yaml", "--kubernetes-version", "1.12"])
     assert result.exit_code == 2
-    assert result.stderr == "pmanifest: unsupported Kubernetes version '1.12'; supported: 1.25 to 1.37\n"
+    assert result.stderr == (
+        "pmanifest: unsupported Kubernetes version '1.12'; supported: 1.25 to 1.37\n")
 
 
 def test_exclude_patterns_from_config(runner: CliRunner, tmp_path: Path) -> None:
