@@ -114,7 +114,8 @@ def _checkpoint_schema() -> dict[str, Any]:
                       "Checkpoint directory; must lie under cluster.sharedVolume.mountPath. "
                       "Exported to the container as CHECKPOINT_DIR."),
         },
-    }, "How the workload checkpoints when its node is preempted.", {})
+    }, "How the workload checkpoints when its node is preempted; omitted means no checkpoint "
+       "(the pods get Kubernetes' default grace period).")
 
 
 def _workload_schema() -> dict[str, Any]:
@@ -129,7 +130,7 @@ def _workload_schema() -> dict[str, Any]:
                       "preemptible.", "preemptible"),
         "command": _f({"type": "array", "items": _ARGV_ITEM, "minItems": 1},
                       "Main command (argv). Omitted means the image's entrypoint (not possible "
-                      "with the sigterm trigger).", []),
+                      "with the sigterm trigger)."),
         "args": _f({"type": "array", "items": _ARGV_ITEM}, "Arguments appended to command.", []),
         "gpus": _f({"type": "integer", "minimum": 0}, "GPUs per pod (nvidia.com/gpu limit).", 0),
         "parallelism": _f({"type": "integer", "minimum": 1}, "Worker pods running at once "
@@ -195,14 +196,14 @@ def _build_schema() -> dict[str, Any]:
                                             "Where it is mounted in every container."),
                         },
                     }, "The persistent shared volume, mounted in every workload; "
-                       "checkpoints must go here.", {}),
+                       "checkpoints must go here. Omitted means none (then no checkpoint.dir)."),
                 },
             }, "Cluster facts.", {}),
             "defaults": _f({"type": "object", "additionalProperties": False,
                             "properties": _shared_fields()},
                            "Values merged into every workload.", {}),
             "workloads": _f({"type": "array", "minItems": 1, "items": _workload_schema()},
-                            "The workloads to render, in order.", []),
+                            "The workloads to render, in order (at least one)."),
         },
     }
 

@@ -1,0 +1,72 @@
+"""`pmanifest schema`: a valid draft 2020-12 schema that documents every field."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import yaml
+from click.testing import CliRunner
+from jsonschema import Draft202012Validator
+
+from pmanifest.cli import main
+from pmanifest.spec import SPEC_SCHEMA
+
+ROOT = Path(__file__).parents[2]
+# fields that are required, or whose absence means something no value expresses
+NO_DEFAULT = {
+    "workloads", "cluster.sharedVolume", "workloads[].checkpoint", "workloads[].command",
+    "cluster.sharedVolume.claimName", "cluster.sharedVolume.mountPath",
+    "workloads[].name", "workloads[].image", "defaults.image",
+    "workloads[].namespace", "defaults.namespace",
+    "workloads[].serviceAccountName", "defaults.serviceAccountName",
+    "workloads[].checkpoint.command", "workloads[].checkpoint.trigger",
+    "workloads[].checkpoint.dir",
+    *(f"{w}.tolerations[].{k}" for w in ("workloads[]", "defaults")
+      for k in ("key", "effect", "tolerationSeconds")),
+}
+
+
+def _fields(schema: dict[str, Any], path: str = "") -> Iterator[tuple[str, dict[str, Any]]]:
+    for name, sub in schema.get("properties", {}).items():
+        here = f"{path}.{name}" if path else name
+        yield here, sub
+        yield from _fields(sub, here)
+        items = sub.get("items")
+        if isinstance(items, dict):
+            yield from _fields(items, here + "[]")
+
+
+def _schema_output() -> dict[str, Any]:
+    result = CliRunner().invoke(main, ["schema"])
+    assert (result.exit_code, result.stderr) == (0, "")
+    data: dict[str, Any] = json.loads(result.stdout)
+    return data
+
+
+def test_schema_command_prints_the_schema() -> None:
+    data = _schema_output()
+    assert data == SPEC_SCHEMA
+    assert data["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    Draft202012Validator.check_schema(data)
+
+
+def test_every_field_has_a_description_and_a_valid_default() -> None:
+    fields = dict(_fields(SPEC_SCHEMA))
+    assert "workloads[].checkpoint.gracePeriodSeconds" in fields
+    for path, sub in fields.items():
+        assert sub.get("description"), path
+        if path in NO_DEFAULT:
+            assert "default" not in sub, path
+            continue
+        assert "default" in sub, path
+        bare = {k: v for k, v in sub.items() if k not in ("description", "default")}
+        assert Draft202012Validator(bare).is_valid(sub["default"]), path
+
+
+def test_examples_validate_against_the_printed_schema() -> None:
+    validator = Draft202012Validator(_schema_output())
+    for example in sorted((ROOT / "examples").glob("*.yaml")):
+        validator.validate(yaml.safe_load(example.read_text()))
