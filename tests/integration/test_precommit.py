@@ -1,0 +1,96 @@
+"""The real ``pre-commit`` runs this checkout's ``.pre-commit-hooks.yaml``.
+
+``pre-commit try-repo`` installs the hook environment with pip (pmanifest and its
+dependencies from PyPI) into a private PRE_COMMIT_HOME, once for this module, so the first
+test takes a minute or two. The hooks repository is a clone of the checkout's HEAD (what a
+user's ``rev:`` would pin) with the working tree's hooks file committed on top.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.integration.manifests import BAD_FIELD, GOOD, LONG_GRACE, NOT_KUBERNETES
+from tests.integration.tools import ROOT, clean_env, run, tool
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not (ROOT / ".git").exists(), reason="needs a git checkout of pmanifest"),
+]
+INSTALL_TIMEOUT = 900  # pip installs the hook environment from PyPI on the first run
+
+
+@pytest.fixture(scope="module")
+def hooks_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    base = tmp_path_factory.mktemp("hooks")
+    env = clean_env(base)
+    repo = base / "pmanifest"
+    assert run(["git", "clone", "-q", str(ROOT), str(repo)], base, env).returncode == 0
+    shutil.copyfile(ROOT / ".pre-commit-hooks.yaml", repo / ".pre-commit-hooks.yaml")
+    if run(["git", "status", "--porcelain"], repo, env).stdout.strip():
+        run(["git", "add", ".pre-commit-hooks.yaml"], repo, env)
+        assert run(["git", "commit", "-q", "-m", "hooks"], repo, env).returncode == 0
+    return repo
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A user's repository with one bad, one good and one non-Kubernetes YAML file."""
+    path = tmp_path_factory.mktemp("project")
+    env = clean_env(path)
+    run(["git", "init", "-q"], path, env)
+    run(["git", "config", "user.name", "pmanifest tests"], path, env)
+    run(["git", "config", "user.email", "tests@example.invalid"], path, env)
+    (path / "k8s").mkdir()
+    (path / "k8s" / "train.yaml").write_text(BAD_FIELD)
+    (path / "k8s" / "finetune.yml").write_text(LONG_GRACE)
+    (path / "k8s" / "web.yaml").write_text(GOOD)
+    (path / "values.yaml").write_text(NOT_KUBERNETES)
+    run(["git", "add", "."], path, env)
+    return path
+
+
+def try_repo(hooks_repo: Path, project: Path, pre_commit_home: Path,
+             *files: str) -> tuple[int, str]:
+    env = clean_env(project, PRE_COMMIT_HOME=str(pre_commit_home))
+    result = run([tool("pre-commit"), "try-repo", str(hooks_repo), "pmanifest-lint",
+                  "--files", *files], project, env, timeout=INSTALL_TIMEOUT)
+    return result.returncode, result.stdout + result.stderr
+
+
+@pytest.fixture(scope="module")
+def pre_commit_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("pre-commit-home")
+
+
+def test_hook_blocks_a_bad_manifest_with_the_finding_printed(
+    hooks_repo: Path, project: Path, pre_commit_home: Path
+) -> None:
+    code, output = try_repo(hooks_repo, project, pre_commit_home,
+                            "k8s/train.yaml", "k8s/finetune.yml", "values.yaml")
+    assert code == 1, output
+    assert "pmanifest lint" in output and "Failed" in output
+    assert "k8s/train.yaml:8:7: error PM002[schema-invalid] unknown field " \
+           "'terminationGracePeriodSecond'" in output
+    assert "k8s/finetune.yml:9:7: error PM201[grace-period-over-limit]" in output
+
+
+def test_hook_passes_a_good_manifest_and_skips_other_yaml(
+    hooks_repo: Path, project: Path, pre_commit_home: Path
+) -> None:
+    code, output = try_repo(hooks_repo, project, pre_commit_home, "k8s/web.yaml",
+                            "values.yaml")
+    assert code == 0, output
+    assert "Passed" in output
+
+
+def test_hook_is_skipped_for_files_that_are_not_yaml(
+    hooks_repo: Path, project: Path, pre_commit_home: Path
+) -> None:
+    (project / "README.md").write_text("# not yaml: apiVersion: v1\n")
+    code, output = try_repo(hooks_repo, project, pre_commit_home, "README.md")
+    assert code == 0, output
+    assert "(no files to check)Skipped" in output
