@@ -115,6 +115,13 @@ def test_trap_action_through_a_function() -> None:
     assert written_paths(trap.work[0]) == ("/ckpt",)
 
 
+def test_command_substitution_computes_a_value_not_work() -> None:
+    (trap,) = analyse("trap 'echo \"at step $(cat /tmp/step)\"; exit 143' TERM\n").traps
+    assert [c.name for c in trap.commands] == ["cat", "echo", "exit"]  # execution order
+    assert not trap.does_work
+    assert analyse("trap 'ckpt' TERM\nn=$(cat /tmp/n)\n").foreground == ()
+
+
 def test_forwarding_only_trap_does_no_work() -> None:
     (trap,) = analyse("trap 'kill -TERM $child; wait $child; exit 143' TERM\n").traps
     assert not trap.does_work and not trap.exits_zero

@@ -73,6 +73,7 @@ class Command:
     loc: Loc
     background: bool = False  # runs asynchronously (``&``), itself or an enclosing list
     subshell: bool = False  # runs in a subshell, pipeline stage or command substitution
+    captured: bool = False  # its output is captured by ``$(...)``: it computes a value
 
     @property
     def program(self) -> str:
@@ -80,7 +81,7 @@ class Command:
 
     @property
     def does_work(self) -> bool:
-        return self.program not in NOT_WORK
+        return not self.captured and self.program not in NOT_WORK
 
     @property
     def exec_target(self) -> str | None:
@@ -317,6 +318,7 @@ class _Walker:
     events: list[_Event] = field(default_factory=list)
     calling: tuple[str, ...] = ()
     offset: Loc = Loc(0, 0)  # where the parsed text starts in the script (trap actions)
+    captured: int = 0  # depth of ``$(...)`` around the current node
 
     def loc(self, node: Node) -> Loc:
         row, col = node.start_point
@@ -331,7 +333,15 @@ class _Walker:
         if kind == "command":
             self.command(node, background, subshell)
             return
-        if kind in ("subshell", "command_substitution", "process_substitution"):
+        if kind in ("command_substitution", "process_substitution"):
+            self.captured += 1
+            try:
+                for child in node.named_children:
+                    self.walk(child, background, True)
+            finally:
+                self.captured -= 1
+            return
+        if kind == "subshell":
             subshell = True
         for child in node.named_children:
             if kind == "pipeline" and child.type != "heredoc_redirect":
@@ -355,10 +365,11 @@ class _Walker:
                 self.walk(sub, background, True)
         if name in self.functions:
             if name not in self.calling:  # a recursive call adds nothing new
-                inner = _Walker(self.functions, self.events, (*self.calling, name))
+                inner = _Walker(self.functions, self.events, (*self.calling, name),
+                                captured=self.captured)
                 inner.walk(self.functions[name], background, subshell)
             return
-        command = Command(name, args, self.loc(node), background, subshell)
+        command = Command(name, args, self.loc(node), background, subshell, self.captured > 0)
         if name == "trap" and not subshell and not background:
             self.trap(command, node)
         self.events.append(_Event(command=command))
@@ -435,7 +446,7 @@ def analyse(script: str) -> ScriptFacts:
         target = command.exec_target
         if target is not None and not command.subshell:
             execs.append(command)
-        elif (
+        elif not command.captured and (
             command.program not in QUICK or target is not None or _sleeps_forever(command)
         ) and not _waited_later(events[i + 1:]):
             foreground.append(command)
