@@ -52,7 +52,9 @@ _ARGV_ITEM = {"type": ["string", "integer"], "description": "One argument (integ
               "passed as their decimal text; quote anything else that is not a string)."}
 _STRING_MAP = {"type": "object", "additionalProperties": {"type": "string"}}
 _ENV = {"type": "object", "additionalProperties": {"type": ["string", "integer"]}}
-_QUANTITIES = {"type": "object", "additionalProperties": {"type": ["string", "integer"]}}
+_QUANTITY = r"^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]+)?$"
+_QUANTITIES = {"type": "object", "additionalProperties": {"type": ["string", "integer"],
+                                                          "pattern": _QUANTITY}}
 _TOLERATION = {
     "type": "object",
     "additionalProperties": False,
@@ -361,8 +363,10 @@ def _describe(error: Any, positions: Positions) -> list[tuple[Pos, str]]:
     if kind in ("pattern", "maxLength") and path and path[-1] in ("name", "namespace"):
         return [(pos, _dns_message(where, error.instance))]
     if kind == "pattern":
+        hint = next((_PATTERN_HINTS[str(p)] for p in reversed(path) if str(p) in _PATTERN_HINTS),
+                    "fix the value")
         return [(pos, f"{where} {error.instance!r} does not match {error.validator_value}; "
-                      f"{_PATTERN_HINTS.get(str(path[-1]) if path else '', 'fix the value')}")]
+                      f"{hint}")]
     if kind in ("minimum", "maximum"):
         word = "at least" if kind == "minimum" else "at most"
         return [(pos, f"{where} must be {word} {error.validator_value}, got {error.instance}; "
@@ -386,6 +390,8 @@ _REQUIRED_HINTS = {
 _PATTERN_HINTS = {
     "kubernetesVersion": 'quote it, e.g. kubernetesVersion: "1.31"',
     "mountPath": "use an absolute path such as /mnt/shared",
+    "requests": "use a Kubernetes quantity such as 8, 500m or 64Gi",
+    "limits": "use a Kubernetes quantity such as 8, 500m or 64Gi",
 }
 
 

@@ -180,6 +180,8 @@ def test_standard_worker_may_exceed_the_cap() -> None:
     ("args: [x]", "args without command would replace the image's CMD only"),
     ("parallelism: 0", "workloads[0].parallelism must be at least 1, got 0"),
     ("ports: [8000, 8000]", "workloads[0].ports has duplicate entries"),
+    ("resources: {requests: {memory: 64 GB}}",
+     "workloads[0].resources.requests.memory '64 GB' does not match"),
     ("command: [run, 1.5]", "workloads[0].command[1] must be a string or integer, got number"),
 ])
 def test_more_refusals(body: str, message: str) -> None:
