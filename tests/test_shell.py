@@ -174,6 +174,7 @@ def test_foreground_main_process() -> None:
         "python train.py\ntrap 'ckpt' TERM\nrun & wait\n",  # before the trap
         "trap 'ckpt' TERM\nif true; then run & fi\nwait\n",
         "trap 'ckpt' TERM\nwhile true; do sleep 5; done\n",  # trap runs between sleeps
+        "trap 'ckpt' TERM\ntrain & wait $!\naws s3 sync /out s3://b/\n",  # epilogue
     ],
 )
 def test_not_blocked(script: str) -> None:

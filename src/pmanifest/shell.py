@@ -433,6 +433,7 @@ def analyse(script: str) -> ScriptFacts:
     foreground: list[Command] = []
     commands = [e.command for e in events if e.command is not None]
     handler = False
+    main_started = False  # the main process went to the background: what follows is epilogue
     for i, event in enumerate(events):
         if event.trap is not None:
             traps.append(event.trap)
@@ -441,14 +442,17 @@ def analyse(script: str) -> ScriptFacts:
         if event.reset:
             handler = False
         command = event.command
-        if not handler or command is None or command.background:
+        if not handler or command is None or command.captured:
             continue
         target = command.exec_target
-        if target is not None and not command.subshell:
+        runs_long = command.program not in QUICK or target is not None or _sleeps_forever(command)
+        if command.background:
+            main_started = main_started or runs_long
+        elif target is not None and not command.subshell:
             execs.append(command)
-        elif not command.captured and (
-            command.program not in QUICK or target is not None or _sleeps_forever(command)
-        ) and not _waited_later(events[i + 1:]):
+        elif _sleeps_forever(command) or (
+            runs_long and not main_started and not _waited_later(events[i + 1:])
+        ):
             foreground.append(command)
     return ScriptFacts(tuple(traps), tuple(execs), tuple(foreground), tuple(commands))
 
