@@ -8,20 +8,17 @@ rendered, so an error never leaves a half-written report behind.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path as FsPath
 
+from pmanifest.atomic import STDOUT, check_writable, write_files
 from pmanifest.config import Config, find_config, load_config, resolve_rule
 from pmanifest.document import Finding
-from pmanifest.errors import ConfigError, InputError
+from pmanifest.errors import ConfigError
 from pmanifest.lint import SEVERITY_RANK, LintOptions, lint_file
 from pmanifest.reporters import Summary, reporter
 from pmanifest.sources import Problem, check_paths, iter_sources
-
-STDOUT = "-"
 
 
 @dataclass(frozen=True)
@@ -102,7 +99,7 @@ def run_lint(request: LintRequest) -> tuple[str, list[str], int]:
     fail_on = request.fail_on or config.fail_on or "error"
     check_paths(request.paths)
     for output in request.outputs:
-        _check_writable(output.path)
+        check_writable(output.path)
     findings: list[Finding] = []
     messages: list[str] = []
     files = objects = 0
@@ -125,7 +122,7 @@ def run_lint(request: LintRequest) -> tuple[str, list[str], int]:
             stdout = text
         else:
             reports[output.path] = text
-    write_atomically(reports)
+    write_files(reports, "report")
     if findings and any(o.format == "text" for o in request.outputs):
         from pmanifest.reporters.text_format import summary_line
 
@@ -133,45 +130,3 @@ def run_lint(request: LintRequest) -> tuple[str, list[str], int]:
     threshold = SEVERITY_RANK[fail_on]
     failed = any(SEVERITY_RANK[f.severity] >= threshold for f in findings)
     return stdout, messages, 1 if failed else 0
-
-
-def _check_writable(path: str) -> None:
-    """Refuse an output whose directory is missing before any linting is done."""
-    if path == STDOUT:
-        return
-    if os.path.isdir(path):
-        raise InputError("is a directory; --output needs a file path", path)
-    directory = os.path.dirname(path) or "."
-    if not os.path.isdir(directory):
-        raise InputError(f"directory {directory} does not exist", path)
-
-
-def write_atomically(reports: dict[str, str]) -> None:
-    """Write every report to a temp file beside its target, then rename them all into place:
-    an interrupted or failed run leaves each target as it was, never half written."""
-    mode = _default_mode()
-    staged: list[tuple[str, str]] = []
-    current = ""
-    try:
-        for path, text in reports.items():
-            current = path
-            fd, temp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp",
-                                        dir=os.path.dirname(path) or ".")
-            staged.append((temp, path))
-            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-                os.fchmod(handle.fileno(), mode)  # mkstemp's 0600 is not a report's mode
-                handle.write(text)
-        for temp, path in staged:
-            current = path
-            os.replace(temp, path)
-    except OSError as exc:
-        for temp, _ in staged:
-            with contextlib.suppress(OSError):
-                os.unlink(temp)
-        raise InputError(f"cannot write report: {exc.strerror or exc}", current) from exc
-
-
-def _default_mode() -> int:
-    umask = os.umask(0)
-    os.umask(umask)
-    return 0o666 & ~umask

@@ -124,7 +124,7 @@ def test_a_failed_write_leaves_old_reports_and_no_temp_files(
             raise OSError(28, "No space left on device", src)
         real_replace(src, dst)
 
-    monkeypatch.setattr("pmanifest.lint_command.os.replace", failing_replace)
+    monkeypatch.setattr("pmanifest.atomic.os.replace", failing_replace)
     result = runner.invoke(main, ["lint", "k8s", "--format", "sarif", "--output", "b.sarif",
                                   "--format", "json", "--output", "a.json"])
     assert (result.exit_code, result.stdout) == (2, "")
