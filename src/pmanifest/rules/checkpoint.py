@@ -135,8 +135,8 @@ def _prestop_sleep(context: Context, shell: _Shell) -> Hit | None:
     prestop = shell.prestop
     if prestop is None:
         return None
-    message = (f"preStop hook of container {shell.container.name!r} sleeps: it burns the grace "
-               "period SIGTERM and the checkpoint share, and the node is reclaimed as soon as "
+    message = (f"preStop hook of container {shell.container.name!r} sleeps: it burns part of "
+               "the grace period the checkpoint needs, and the node is reclaimed as soon as "
                "the pods exit anyway")
     if prestop.action == "sleep":
         return Hit((*shell.prestop_path, "sleep"), message)
