@@ -62,24 +62,35 @@ def main() -> None:
 @main.command()
 @click.option("-f", "--filename", "spec_path", required=True, metavar="FILE|-",
               help="The spec file, or - for stdin.")
-@click.option("-o", "--output", "output_format", type=click.Choice(["yaml", "json"]),
-              default="yaml", show_default=True,
-              help="Multi-document YAML, or one JSON v1 List.")
+@click.option("-o", "--output", "output", default=None, metavar="yaml|json|FILE",
+              help="yaml (multi-document) or json (one v1 List) on stdout, or a FILE written "
+                   "atomically (format from --format, else .json -> json, otherwise yaml) "
+                   "[default: yaml on stdout].")
+@click.option("--format", "output_format", type=click.Choice(["yaml", "json"]), default=None,
+              help="Output format when -o names a file or with --check.")
+@click.option("--check", "check_path", default=None, metavar="RENDERED",
+              help="Compare with a committed rendered file: exit 0 if equal, 1 with a unified "
+                   "diff if it has drifted.")
 @click.option("--kubernetes-version", default=None,
               help="Kubernetes version whose strict schema validates the output; overrides "
                    "cluster.kubernetesVersion [default: 1.31].")
 @click.option("--templates", "templates_dir", type=click.Path(file_okay=False), default=None,
               metavar="DIR", help="Directory of templates that override the built-in ones "
                                   "by file name.")
-def render(spec_path: str, output_format: str, kubernetes_version: str | None,
-           templates_dir: str | None) -> None:
+def render(spec_path: str, output: str | None, output_format: str | None, check_path: str | None,
+           kubernetes_version: str | None, templates_dir: str | None) -> None:
     """Render a spec into Kubernetes manifests on stdout (nothing is printed on error)."""
     from pmanifest.render import RenderOptions, read_spec, render_text
+    from pmanifest.render_output import check_drift, destination, write_output
 
+    target, fmt = destination(output, output_format, check_path)
     text, name = read_spec(spec_path)
-    output = render_text(text, name, RenderOptions(kubernetes_version, templates_dir,
-                                                   output_format))
-    click.get_binary_stream("stdout").write(output.encode("utf-8"))
+    rendered = render_text(text, name, RenderOptions(kubernetes_version, templates_dir, fmt))
+    if check_path is not None:
+        diff = check_drift(rendered, check_path)
+        click.get_binary_stream("stdout").write(diff.encode("utf-8"))
+        sys.exit(EXIT_FINDINGS if diff else 0)
+    write_output(rendered, target)
 
 
 @main.command()
