@@ -94,3 +94,35 @@ def test_hook_is_skipped_for_files_that_are_not_yaml(
     code, output = try_repo(hooks_repo, project, pre_commit_home, "README.md")
     assert code == 0, output
     assert "(no files to check)Skipped" in output
+
+
+def test_render_check_hook_tells_drift_from_no_drift(
+    hooks_repo: Path, tmp_path: Path, pre_commit_home: Path
+) -> None:
+    """The way users configure it: a .pre-commit-config.yaml pinning the hooks repo's rev,
+    with the rendered file and the spec in ``args``."""
+    env = clean_env(tmp_path, PRE_COMMIT_HOME=str(pre_commit_home))
+    rev = run(["git", "rev-parse", "HEAD"], hooks_repo, env).stdout.strip()
+    run(["git", "init", "-q"], tmp_path, env)
+    (tmp_path / "deploy").mkdir()
+    spec = (ROOT / "examples" / "serving.yaml").read_text()
+    (tmp_path / "deploy" / "spec.yaml").write_text(spec)
+    rendered = run([tool("pmanifest"), "render", "-f", "deploy/spec.yaml"], tmp_path, env)
+    assert rendered.returncode == 0, rendered.stderr
+    (tmp_path / "deploy" / "rendered.yaml").write_text(rendered.stdout)
+    (tmp_path / ".pre-commit-config.yaml").write_text(
+        f"repos:\n  - repo: {hooks_repo}\n    rev: {rev}\n    hooks:\n"
+        "      - id: pmanifest-render-check\n"
+        "        args: [deploy/rendered.yaml, -f, deploy/spec.yaml]\n")
+    run(["git", "add", "."], tmp_path, env)
+    command = [tool("pre-commit"), "run", "pmanifest-render-check", "--all-files"]
+    result = run(command, tmp_path, env, timeout=INSTALL_TIMEOUT)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Passed" in result.stdout
+
+    drifted = rendered.stdout.replace("replicas: 3", "replicas: 7")
+    (tmp_path / "deploy" / "rendered.yaml").write_text(drifted)
+    run(["git", "add", "."], tmp_path, env)
+    result = run(command, tmp_path, env, timeout=INSTALL_TIMEOUT)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "-  replicas: 7\n+  replicas: 3" in result.stdout
