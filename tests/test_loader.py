@@ -91,3 +91,22 @@ def test_load_single_refuses_several_documents_and_empty_files() -> None:
         load_single("a: 1\n---\nb: 2\n")
     with pytest.raises(YamlProblem, match="empty"):
         load_single("# nothing\n")
+
+
+def test_list_items_get_their_own_positions_in_linear_time() -> None:
+    import time
+
+    from pmanifest.lint import LintOptions, lint_bytes
+
+    items = "".join(f"  - {{apiVersion: v1, kind: Pod, metadata: {{name: p{i}}}, spec: "
+                    f"{{containers: [{{name: c, image: i, bogus: {i}}}]}}}}\n"
+                    for i in range(3000))
+    text = ("apiVersion: v1\nkind: List\nitems:\n" + items).encode()
+    start = time.perf_counter()
+    findings = lint_bytes(text, "list.yaml", LintOptions())
+    elapsed = time.perf_counter() - start
+    bogus = [f for f in findings if f.rule == "PM002"]
+    assert len(bogus) == 3000
+    last_line = text.decode().splitlines()[3002]
+    assert (bogus[-1].line, bogus[-1].column) == (3003, last_line.index("bogus") + 1)
+    assert elapsed < 30  # quadratic rebasing took minutes here; linear takes about a second

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 Path = tuple[str | int, ...]
 
@@ -36,6 +36,18 @@ class ScalarInfo:
 
     pos: Pos
     style: str | None  # None (plain), "'", '"', "|", ">"
+
+
+_T = TypeVar("_T")
+
+
+def _split(table: Mapping[Path, _T], prefix: Path) -> dict[str | int, dict[Path, _T]]:
+    n = len(prefix)
+    out: dict[str | int, dict[Path, _T]] = {}
+    for path, value in table.items():
+        if len(path) > n and path[:n] == prefix:
+            out.setdefault(path[n], {})[path[n + 1:]] = value
+    return out
 
 
 class ScalarTable(Mapping[Path, ScalarInfo]):
@@ -86,6 +98,15 @@ class Positions:
     def value_at(self, path: Path) -> Pos:
         found = self.values.get(path)
         return Pos(*found) if found is not None else self.at(path)
+
+    def split(self, prefix: Path) -> dict[str | int, Positions]:
+        """The tables of every child of ``prefix`` (e.g. each item of a List), rebased, built
+        in one pass over the table (rebasing each child separately would be quadratic)."""
+        keys = _split(self.keys, prefix)
+        values = _split(self.values, prefix)
+        scalars = _split(self.raw_scalars, prefix)
+        return {child: Positions(table, values.get(child, {}), scalars.get(child, {}))
+                for child, table in keys.items()}
 
     def rebased(self, prefix: Path) -> Positions:
         """The table of the subtree at ``prefix``, with paths relative to it."""

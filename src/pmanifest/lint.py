@@ -84,9 +84,10 @@ def _objects(doc: Document) -> Iterator[Document]:
         return
     items = doc.data.get("items")
     if doc.kind is not None and doc.kind.endswith("List") and isinstance(items, list):
+        tables = doc.positions.split(("items",))
         for i, item in enumerate(items):
-            sub = Document(doc.file, doc.index, item, doc.positions.rebased(("items", i)),
-                           doc.source_lines)
+            positions = tables.get(i) or doc.positions.rebased(("items", i))
+            sub = Document(doc.file, doc.index, item, positions, doc.source_lines)
             yield from _objects(sub)
         return
     yield doc
