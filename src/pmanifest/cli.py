@@ -136,11 +136,14 @@ def _colour(choice: str) -> bool:
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto",
               show_default=True,
               help="Colour severities (auto: only on a terminal, not with NO_COLOR).")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
+              help="Lint in N processes (output is identical) [default: the number of CPUs, "
+                   "at most 8; small inputs run in one process].")
 def lint(
     paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, ...],
     fail_on: str | None, kubernetes_version: str | None, profile: str | None,
     config_path: str | None, disable: tuple[str, ...], no_schema: bool, stdin_filename: str,
-    color: str,
+    color: str, jobs: int | None,
 ) -> None:
     """Check manifests for preemption mistakes (files, directories, or - for stdin).
 
@@ -152,7 +155,7 @@ def lint(
 
     request = LintRequest(paths, pair_outputs(formats, outputs), fail_on, kubernetes_version,
                           profile, config_path, disable, no_schema, stdin_filename,
-                          _colour(color))
+                          _colour(color), jobs)
     output, messages, exit_code = run_lint(request)
     for message in messages:
         click.echo(message, err=True)

@@ -16,9 +16,10 @@ from pmanifest.atomic import STDOUT, check_writable, write_files
 from pmanifest.config import Config, find_config, load_config, resolve_rule
 from pmanifest.document import Finding
 from pmanifest.errors import ConfigError
-from pmanifest.lint import SEVERITY_RANK, LintOptions, lint_file
+from pmanifest.lint import SEVERITY_RANK, LintOptions
+from pmanifest.parallel import default_jobs, lint_inputs
 from pmanifest.reporters import Summary, reporter
-from pmanifest.sources import Problem, check_paths, iter_sources
+from pmanifest.sources import Problem, check_paths, iter_inputs
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,7 @@ class LintRequest:
     no_schema: bool
     stdin_filename: str
     colour: bool
+    jobs: int | None = None  # None: one per CPU (bounded)
 
 
 def pair_outputs(formats: tuple[str, ...], paths: tuple[str, ...]) -> tuple[Output, ...]:
@@ -103,15 +105,16 @@ def run_lint(request: LintRequest) -> tuple[str, list[str], int]:
     findings: list[Finding] = []
     messages: list[str] = []
     files = objects = 0
-    for source in iter_sources(request.paths, request.stdin_filename, config.exclude,
-                               config.base_dir):
-        if isinstance(source, Problem):
-            messages.append(f"{source.name}: warning: {source.message}")
+    inputs = iter_inputs(request.paths, request.stdin_filename, config.exclude,
+                         config.base_dir)
+    jobs = request.jobs if request.jobs is not None else default_jobs()
+    for linted in lint_inputs(inputs, options, jobs):
+        if isinstance(linted, Problem):
+            messages.append(f"{linted.name}: warning: {linted.message}")
             continue
         files += 1
-        result = lint_file(source.raw, source.name, options)
-        findings.extend(result.findings)
-        objects += result.objects
+        findings.extend(linted.result.findings)
+        objects += linted.result.objects
     summary = Summary.of(findings, files, objects)
     stdout = ""
     reports: dict[str, str] = {}

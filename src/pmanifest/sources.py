@@ -39,17 +39,37 @@ def check_paths(paths: tuple[str, ...]) -> None:
             raise InputError("no such file or directory", path)
 
 
-def iter_sources(
+@dataclass(frozen=True)
+class FileRef:
+    """A file found but not read yet (so a worker process can read it itself)."""
+
+    path: str
+
+    def read(self) -> Source | Problem:
+        return _read(self.path)
+
+
+def iter_inputs(
     paths: tuple[str, ...], stdin_name: str = "<stdin>", exclude: tuple[str, ...] = (),
     base: FsPath | None = None,
-) -> Iterator[Source | Problem]:
+) -> Iterator[FileRef | Source | Problem]:
+    """Every input in a fixed order: files as references, stdin already read."""
     for path in paths:
         if path == "-":
             yield Source(stdin_name, sys.stdin.buffer.read())
         elif os.path.isdir(path):
             yield from _walk(path, exclude, base)
         else:
-            yield _read(path)
+            yield FileRef(path)
+
+
+def iter_sources(
+    paths: tuple[str, ...], stdin_name: str = "<stdin>", exclude: tuple[str, ...] = (),
+    base: FsPath | None = None,
+) -> Iterator[Source | Problem]:
+    """Every input, read."""
+    for item in iter_inputs(paths, stdin_name, exclude, base):
+        yield item.read() if isinstance(item, FileRef) else item
 
 
 def _excluded(name: str, exclude: tuple[str, ...], base: FsPath | None) -> bool:
@@ -62,10 +82,12 @@ def _excluded(name: str, exclude: tuple[str, ...], base: FsPath | None) -> bool:
     return any(fnmatch.fnmatch(c, pattern) for c in candidates for pattern in exclude)
 
 
-def _walk(root: str, exclude: tuple[str, ...], base: FsPath | None) -> Iterator[Source | Problem]:
+def _walk(
+    root: str, exclude: tuple[str, ...], base: FsPath | None
+) -> Iterator[FileRef | Problem]:
     seen: set[tuple[int, int]] = set()
 
-    def visit(directory: str) -> Iterator[Source | Problem]:
+    def visit(directory: str) -> Iterator[FileRef | Problem]:
         try:
             stat = os.stat(directory)
         except OSError as exc:
@@ -95,7 +117,7 @@ def _walk(root: str, exclude: tuple[str, ...], base: FsPath | None) -> Iterator[
                 yield from visit(name)
             elif entry.name.endswith(SUFFIXES):
                 if is_file:
-                    yield _read(name)
+                    yield FileRef(name)
                 elif entry.is_symlink():
                     yield Problem(name, "dangling symbolic link; skipped")
 
