@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pmanifest.document import Document, Finding, ObjectRef, Path, Pos, dotted
 from pmanifest.loader import Broken, YamlProblem, decode, load_documents
 from pmanifest.profile import DEFAULT_PROFILE, Profile, get_profile
-from pmanifest.rules import Context, Hit, Rule, lookup, registry
+from pmanifest.rules import Context, Hit, ObjectContext, Rule, lookup, registry
 from pmanifest.schema import DEFAULT_KUBERNETES_VERSION
 from pmanifest.workloads import workload_of
 
@@ -103,11 +103,15 @@ def _lint_object(doc: Document, options: LintOptions) -> list[Finding]:
             hits.append((rules["PM002"], Hit(problem.path, problem.message)))
     profile = options.profile
     workload = workload_of(doc, profile)
-    if workload is not None:
-        context = Context(workload, profile)
-        for rule in rules.values():
-            if rule.check is not None and options.enabled(rule.meta.id):
-                hits.extend((rule, hit) for hit in rule.check(context))
+    context = Context(workload, profile) if workload is not None else None
+    object_context = ObjectContext(doc, workload, profile)
+    for rule in rules.values():
+        if not options.enabled(rule.meta.id):
+            continue
+        if rule.object_check is not None:  # declarative policies: any object
+            hits.extend((rule, hit) for hit in rule.object_check(object_context))
+        elif rule.check is not None and context is not None:
+            hits.extend((rule, hit) for hit in rule.check(context))
     ignored = _annotation_ignores(doc)
     out = []
     for rule, hit in hits:

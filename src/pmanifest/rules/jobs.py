@@ -1,6 +1,7 @@
 """Rules: jobs (see policies/rules-placement.yaml for their metadata).
 
-Both read the Job spec (``spec`` of a Job, ``spec.jobTemplate.spec`` of a CronJob) through the
+PM402 (pod-failure-policy-restart-policy) is declarative: policies/builtin-jobs.yaml.
+PM401 reads the Job spec (``spec`` of a Job, ``spec.jobTemplate.spec`` of a CronJob) through the
 workload view, never by walking the manifest themselves.
 """
 
@@ -79,25 +80,3 @@ def preemption_counts_as_failure(ctx: Context) -> Iterator[Hit]:
               f"{w.kind} can run on preemptible nodes but {why}: every preemption consumes "
               f"backoffLimit and can fail the {w.kind}; add a podFailurePolicy rule "
               f"`action: Ignore` with `onPodConditions: [{{type: {DISRUPTION}}}]`")
-
-
-@rule("PM402")
-def pod_failure_policy_restart_policy(ctx: Context) -> Iterator[Hit]:
-    w = ctx.workload
-    if w.job_path is None:
-        return
-    policy_path = (*w.job_path, "podFailurePolicy")
-    if get(w.doc.data, policy_path) is None:
-        return
-    restart = w.pod.get("restartPolicy")
-    if restart == "Never":
-        return
-    if restart is None:
-        yield Hit(policy_path,
-                  "podFailurePolicy requires the pod template's restartPolicy to be Never, but it "
-                  "is not set (it defaults to Always, which the API server rejects for a Job); "
-                  "add `restartPolicy: Never`")
-        return
-    yield Hit((*w.pod_path, "restartPolicy"),
-              f"podFailurePolicy requires restartPolicy Never, not {restart!r}: the API server "
-              "rejects this Job; set `restartPolicy: Never`")
