@@ -1,0 +1,50 @@
+"""Shared helpers for the hostile-input suite: run the real CLI and check the invariants every
+hostile input must keep (an exit code we chose, no traceback, bounded time)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from pmanifest.cli import main
+
+# generous: the machine is shared; a hang or a quadratic blow-up is orders of magnitude slower
+TIME_LIMIT_S = 20.0
+
+
+@pytest.fixture
+def runner(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> CliRunner:
+    monkeypatch.chdir(tmp_path)  # relative names in findings; no config file from the tree
+    return CliRunner()
+
+
+def invoke(runner: CliRunner, args: Sequence[str], stdin: bytes | None = None,
+           limit: float = TIME_LIMIT_S) -> Result:
+    """Run ``pmanifest ARGS`` in-process; the outcome must be a deliberate exit, not a crash."""
+    start = time.monotonic()
+    result = runner.invoke(main, list(args), input=stdin)
+    elapsed = time.monotonic() - start
+    assert result.exception is None or isinstance(result.exception, SystemExit), (
+        f"{type(result.exception).__name__}: {result.exception}")
+    assert result.exit_code != 3, result.stderr  # 3 is "internal error": a bug
+    assert "Traceback" not in result.stdout + result.stderr
+    assert elapsed < limit, f"took {elapsed:.1f} s"
+    return result
+
+
+def run_real(args: Sequence[str], cwd: Path, stdin: bytes | None = None,
+             limit: float = 60.0) -> subprocess.CompletedProcess[bytes]:
+    """``python -m pmanifest ARGS`` in a real process, as a terminal or CI job would run it."""
+    env = {**os.environ, "NO_COLOR": "1"}
+    proc = subprocess.run([sys.executable, "-m", "pmanifest", *args], cwd=cwd, input=stdin,
+                          capture_output=True, timeout=limit, env=env, check=False)
+    assert b"Traceback" not in proc.stdout + proc.stderr, proc.stderr.decode(errors="replace")
+    assert proc.returncode in (0, 1, 2), proc.stderr.decode(errors="replace")
+    return proc

@@ -1,0 +1,371 @@
+"""Every hostile input of the corpus through the real CLI: exact exit code, findings and summary.
+
+Each case runs ``pmanifest lint FILE`` in-process (click's CliRunner); ``conftest.invoke`` also
+checks that nothing crashed (no exception but SystemExit, no exit 3, no "Traceback") and that
+the run was bounded in time. A few cases run again in a real ``python -m pmanifest`` process.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from tests.hostile.conftest import invoke, run_real
+from tests.hostile.corpus import SMALL
+
+MESSAGES = {
+    'DEEP': 'document is nested more than 200 levels deep',
+    'MERGE': 'a merge key (<<) needs a mapping or a list of mappings',
+    'GRACE_900': (
+        'terminationGracePeriodSeconds is 900, above the 300 s cap of preemptible nodes '
+        '(together profile): the node is removed 300 s after the notice whatever the pod '
+        'is doing; set it to 300 or less and finish the checkpoint inside that window'
+    ),
+    'POD_NO_HANDLER': (
+        'Pod runs on preemptible nodes but no container traps SIGTERM or has a preStop '
+        'hook: a preemption loses the work since the last checkpoint (ignore this if the '
+        'program itself checkpoints on SIGTERM)'
+    ),
+    'GRACE_FLOAT': (
+        'terminationGracePeriodSeconds is 1000000000.0, above the 300 s cap of '
+        'preemptible nodes (together profile): the node is removed 300 s after the notice'
+        ' whatever the pod is doing; set it to 300 or less and finish the checkpoint '
+        'inside that window'
+    ),
+    'GRACE_HUGE': (
+        'terminationGracePeriodSeconds is 9999999999999999999999999999999999999999, above'
+        ' the 300 s cap of preemptible nodes (together profile): the node is removed 300 '
+        's after the notice whatever the pod is doing; set it to 300 or less and finish '
+        'the checkpoint inside that window'
+    ),
+    'JOB_NO_HANDLER': (
+        'Job runs on preemptible nodes but no container traps SIGTERM or has a preStop '
+        'hook: a preemption loses the work since the last checkpoint (ignore this if the '
+        'program itself checkpoints on SIGTERM)'
+    ),
+    'EMPTY_TERM': (
+        'no node can run this pod: an empty nodeSelectorTerm matches no node'
+    ),
+    'PFP_NO_IGNORE': (
+        'Job can run on preemptible nodes but no rule with action Ignore on '
+        'onPodConditions type DisruptionTarget: every preemption consumes backoffLimit '
+        'and can fail the Job; add a podFailurePolicy rule `action: Ignore` with '
+        '`onPodConditions: [{type: DisruptionTarget}]`'
+    ),
+    'HELM_KEY': (
+        'mapping keys must be scalars (an unrendered Helm template? lint `helm template` '
+        'output)'
+    ),
+    'PY_APPLY': (
+        "unsupported YAML tag 'tag:yaml.org,2002:python/object/apply:os.system'"
+    ),
+    'PY_NEW': (
+        "unsupported YAML tag 'tag:yaml.org,2002:python/object/new:os.system'"
+    ),
+    'PY_NAME': (
+        "unsupported YAML tag 'tag:yaml.org,2002:python/name:os.system'"
+    ),
+    'PY_SUBPROCESS': (
+        'unsupported YAML tag '
+        "'tag:yaml.org,2002:python/object/apply:subprocess.check_output'"
+    ),
+}
+EXPECTED: dict[str, tuple[int, list[tuple[str, str, str]], str]] = {
+    'empty': (0, [
+    ], ''),
+    'comment-only': (0, [
+    ], ''),
+    'only-marker': (0, [
+    ], ''),
+    'markers-and-comments': (0, [
+    ], ''),
+    'binary-png': (1, [
+        ('1:1:', 'error PM001[yaml-syntax-error]', 'file is not valid UTF-8 text'),
+    ], '1 error, 0 warnings, 0 info in 1 file (0 objects)'),
+    'invalid-utf8': (1, [
+        ('3:21:', 'error PM001[yaml-syntax-error]', 'file is not valid UTF-8 text'),
+    ], '1 error, 0 warnings, 0 info in 1 file (0 objects)'),
+    'utf16-surrogate': (1, [
+        ('1:4:', 'error PM001[yaml-syntax-error]', 'file is not valid UTF-8 text'),
+    ], '1 error, 0 warnings, 0 info in 1 file (0 objects)'),
+    'nul-byte': (1, [
+        ('3:1:', 'error PM001[yaml-syntax-error]', 'file contains NUL bytes (binary data?)'),
+    ], '1 error, 0 warnings, 0 info in 1 file (0 objects)'),
+    'bom': (1, [
+        ('5:3:', 'error PM201[grace-period-over-limit]', 'GRACE_900'),
+        ('7:17:', 'warning PM302[no-checkpoint-handler]', 'POD_NO_HANDLER'),
+    ], '1 error, 1 warning, 0 info in 1 file (1 object)'),
+    'crlf': (1, [
+        ('5:3:', 'error PM201[grace-period-over-limit]', 'GRACE_900'),
+        ('7:17:', 'warning PM302[no-checkpoint-handler]', 'POD_NO_HANDLER'),
+    ], '1 error, 1 warning, 0 info in 1 file (1 object)'),
+    'bom-crlf-syntax-error': (1, [
+        ('3:1:', 'error PM001[yaml-syntax-error]', 'did not find expected node content'),
+    ], '1 error, 0 warnings, 0 info in 1 file (0 objects)'),
+    'bare-scalar': (0, [
+    ], ''),
+    'top-level-list': (0, [
+    ], ''),
+    'tab-indent': (1, [
+        ('4:1:', 'error PM001[yaml-syntax-error]', 'found character that cannot start any token'),
+    ], '1 error, 0 warnings, 0 info in 1 file (0 objects)'),
+    'kind-missing': (0, [
+    ], ''),
+    'kind-int': (0, [
+    ], ''),
+    'kind-list': (0, [
+    ], ''),
+    'kind-null': (0, [
+    ], ''),
+    'apiversion-int': (0, [
+    ], ''),
+    'grace-string': (1, [
+        ('11:7:', 'error PM002[schema-invalid]', 'expected integer, got string'),
+    ], '1 error, 0 warnings, 0 info in 1 file (1 object)'),
+    'grace-1e9': (1, [
+        ('11:7:', 'error PM002[schema-invalid]', 'expected integer, got string'),
+    ], '1 error, 0 warnings, 0 info in 1 file (1 object)'),
+    'grace-float': (1, [
+        ('11:7:', 'error PM201[grace-period-over-limit]', 'GRACE_FLOAT'),
+    ], '1 error, 0 warnings, 0 info in 1 file (1 object)'),
+    'grace-huge-int': (1, [
+        ('11:7:', 'error PM201[grace-period-over-limit]', 'GRACE_HUGE'),
+    ], '1 error, 0 warnings, 0 info in 1 file (1 object)'),
+    'grace-list': (1, [
+        ('11:7:', 'error PM002[schema-invalid]', 'expected integer, got array'),
+    ], '1 error, 0 warnings, 0 info in 1 file (1 object)'),
+    'grace-nan': (1, [
+        ('11:7:', 'error PM002[schema-invalid]', 'expected integer, got number'),
+    ], '1 error, 0 warnings, 0 info in 1 file (1 object)'),
+    'template-null': (0, [
+    ], ''),
+    'spec-list': (1, [
+        ('4:1:', 'error PM002[schema-invalid]', 'expected object, got array'),
+    ], '1 error, 0 warnings, 0 info in 1 file (1 object)'),
+    'pod-spec-scalar': (1, [
+        ('6:5:', 'error PM002[schema-invalid]', 'expected object, got string'),
+    ], '1 error, 0 warnings, 0 info in 1 file (1 object)'),
+    'metadata-list': (1, [
+        ('3:1:', 'error PM002[schema-invalid]', 'expected object, got array'),
+    ], '1 error, 0 warnings, 0 info in 1 file (1 object)'),
+    'containers-map': (1, [
+        ('12:7:', 'error PM002[schema-invalid]', 'expected array, got object'),
+    ], '1 error, 0 warnings, 0 info in 1 file (1 object)'),
+    'containers-scalars': (1, [
+        ('12:20:', 'error PM002[schema-invalid]', 'expected object, got string'),
+        ('12:26:', 'error PM002[schema-invalid]', 'expected object, got integer'),
+    ], '2 errors, 0 warnings, 0 info in 1 file (1 object)'),
+    'command-string': (1, [
+        ('13:11:', 'warning PM302[no-checkpoint-handler]', 'JOB_NO_HANDLER'),
+        ('15:11:', 'error PM002[schema-invalid]', 'expected array, got string'),
+    ], '1 error, 1 warning, 0 info in 1 file (1 object)'),
+    'env-map': (1, [
+        ('16:11:', 'error PM002[schema-invalid]', 'expected array, got object'),
+    ], '1 error, 0 warnings, 0 info in 1 file (1 object)'),
+    'env-item-junk': (1, [
+        ('16:17:', 'error PM002[schema-invalid]', 'expected object, got integer'),
+        ('16:21:', 'error PM002[schema-invalid]', 'expected string, got array'),
+        ('16:33:', 'error PM002[schema-invalid]', "missing required field 'name'"),
+        ('16:34:', 'error PM002[schema-invalid]', 'expected string, got integer'),
+    ], '4 errors, 0 warnings, 0 info in 1 file (1 object)'),
+    'nodeselector-list': (1, [
+        ('10:7:', 'error PM002[schema-invalid]', 'expected object, got array'),
+    ], '1 error, 0 warnings, 0 info in 1 file (1 object)'),
+    'affinity-terms-strings': (1, [
+        ('10:102:', 'error PM002[schema-invalid]', 'expected object, got string'),
+        ('10:105:', 'error PM002[schema-invalid]', 'expected object, got string'),
+    ], '2 errors, 0 warnings, 0 info in 1 file (1 object)'),
+    'affinity-expressions-strings': (1, [
+        ('10:102:', 'error PM104[unschedulable-placement]', 'EMPTY_TERM'),
+        ('10:122:', 'error PM002[schema-invalid]', 'expected object, got string'),
+    ], '2 errors, 0 warnings, 0 info in 1 file (1 object)'),
+    'prestop-string': (1, [
+        ('16:23:', 'error PM002[schema-invalid]', 'expected object, got string'),
+    ], '1 error, 0 warnings, 0 info in 1 file (1 object)'),
+    'prestop-exec-string': (1, [
+        ('16:40:', 'error PM002[schema-invalid]', 'expected array, got string'),
+    ], '1 error, 0 warnings, 0 info in 1 file (1 object)'),
+    'volumes-no-name': (1, [
+        ('12:17:', 'error PM002[schema-invalid]', "missing required field 'name'"),
+        ('12:33:', 'error PM002[schema-invalid]', 'expected object, got integer'),
+    ], '2 errors, 0 warnings, 0 info in 1 file (1 object)'),
+    'volume-mounts-string': (1, [
+        ('16:11:', 'error PM002[schema-invalid]', 'expected array, got string'),
+    ], '1 error, 0 warnings, 0 info in 1 file (1 object)'),
+    'pod-failure-policy-string': (1, [
+        ('5:3:', 'error PM002[schema-invalid]', 'expected object, got string'),
+        ('5:3:', 'warning PM401[preemption-counts-as-failure]', 'PFP_NO_IGNORE'),
+    ], '1 error, 1 warning, 0 info in 1 file (1 object)'),
+    'list-items-junk': (0, [
+    ], ''),
+    'list-items-map': (0, [
+    ], ''),
+    'non-string-keys': (1, [
+        ('4:8:', 'error PM002[schema-invalid]', 'unknown field 1'),
+        ('4:14:', 'error PM002[schema-invalid]', "unknown field 'true'"),
+        ('4:23:', 'error PM002[schema-invalid]', "unknown field 'null'"),
+    ], '3 errors, 0 warnings, 0 info in 1 file (1 object)'),
+    'duplicate-key': (1, [
+        ('3:1:', 'error PM001[yaml-syntax-error]', "duplicate key 'kind'"),
+    ], '1 error, 0 warnings, 0 info in 1 file (0 objects)'),
+    'duplicate-nested-key': (1, [
+        ('5:24:', 'error PM001[yaml-syntax-error]', "duplicate key 'x'"),
+    ], '1 error, 0 warnings, 0 info in 1 file (0 objects)'),
+    'deep-flow': (1, [
+        ('1:203:', 'error PM001[yaml-syntax-error]', 'DEEP'),
+    ], '1 error, 0 warnings, 0 info in 1 file (0 objects)'),
+    'deep-flow-maps': (1, [
+        ('1:800:', 'error PM001[yaml-syntax-error]', 'DEEP'),
+    ], '1 error, 0 warnings, 0 info in 1 file (0 objects)'),
+    'deep-block': (1, [
+        ('201:401:', 'error PM001[yaml-syntax-error]', 'DEEP'),
+    ], '1 error, 0 warnings, 0 info in 1 file (0 objects)'),
+    'billion-laughs': (1, [
+        ('6:10:', 'error PM001[yaml-syntax-error]', 'too many alias expansions (a YAML bomb?)'),
+    ], '1 error, 0 warnings, 0 info in 1 file (0 objects)'),
+    'alias-fanout': (1, [
+        ('25002:9:', 'error PM001[yaml-syntax-error]', 'too many alias expansions (a YAML bomb?)'),
+    ], '1 error, 0 warnings, 0 info in 1 file (0 objects)'),
+    'recursive-alias': (1, [
+        ('2:6:', 'error PM001[yaml-syntax-error]', 'unknown or recursive alias *a'),
+    ], '1 error, 0 warnings, 0 info in 1 file (0 objects)'),
+    'recursive-alias-flow': (1, [
+        ('1:5:', 'error PM001[yaml-syntax-error]', 'unknown or recursive alias *a'),
+    ], '1 error, 0 warnings, 0 info in 1 file (0 objects)'),
+    'unknown-alias': (1, [
+        ('1:4:', 'error PM001[yaml-syntax-error]', 'unknown or recursive alias *nowhere'),
+    ], '1 error, 0 warnings, 0 info in 1 file (0 objects)'),
+    'helm-value': (1, [
+        ('4:10:', 'error PM001[yaml-syntax-error]', 'HELM_KEY'),
+    ], '1 error, 0 warnings, 0 info in 1 file (0 objects)'),
+    'helm-quoted-value-int-field': (1, [
+        ('5:35:', 'error PM001[yaml-syntax-error]', 'HELM_KEY'),
+    ], '1 error, 0 warnings, 0 info in 1 file (0 objects)'),
+    'helm-key': (1, [
+        ('4:3:', 'error PM001[yaml-syntax-error]', 'HELM_KEY'),
+    ], '1 error, 0 warnings, 0 info in 1 file (0 objects)'),
+    'helm-whole-line': (1, [
+        ('1:2:', 'error PM001[yaml-syntax-error]', 'HELM_KEY'),
+    ], '1 error, 0 warnings, 0 info in 1 file (0 objects)'),
+    'helm-include': (1, [
+        ('4:3:', 'error PM001[yaml-syntax-error]', 'did not find expected key'),
+    ], '1 error, 0 warnings, 0 info in 1 file (0 objects)'),
+    'python-apply': (1, [
+        ('1:4:', 'error PM001[yaml-syntax-error]', 'PY_APPLY'),
+    ], '1 error, 0 warnings, 0 info in 1 file (0 objects)'),
+    'python-new': (1, [
+        ('1:1:', 'error PM001[yaml-syntax-error]', 'PY_NEW'),
+    ], '1 error, 0 warnings, 0 info in 1 file (0 objects)'),
+    'python-name': (1, [
+        ('1:4:', 'error PM001[yaml-syntax-error]', 'PY_NAME'),
+    ], '1 error, 0 warnings, 0 info in 1 file (0 objects)'),
+    'python-subprocess': (1, [
+        ('1:3:', 'error PM001[yaml-syntax-error]', 'PY_SUBPROCESS'),
+    ], '1 error, 0 warnings, 0 info in 1 file (0 objects)'),
+    'custom-tag-ref': (1, [
+        ('4:9:', 'error PM001[yaml-syntax-error]', "unsupported YAML tag '!Ref'"),
+    ], '1 error, 0 warnings, 0 info in 1 file (0 objects)'),
+    'set-tag': (1, [
+        ('1:4:', 'error PM001[yaml-syntax-error]', "unsupported YAML tag 'tag:yaml.org,2002:set'"),
+    ], '1 error, 0 warnings, 0 info in 1 file (0 objects)'),
+    'bad-int-tag': (1, [
+        ('1:4:', 'error PM001[yaml-syntax-error]', 'invalid value for tag:yaml.org,2002:int'),
+    ], '1 error, 0 warnings, 0 info in 1 file (0 objects)'),
+    'merge-key': (1, [
+        ('5:8:', 'error PM201[grace-period-over-limit]', 'GRACE_900'),
+        ('5:114:', 'warning PM302[no-checkpoint-handler]', 'POD_NO_HANDLER'),
+    ], '1 error, 1 warning, 0 info in 1 file (1 object)'),
+    'merge-key-scalar': (1, [
+        ('2:7:', 'error PM001[yaml-syntax-error]', 'MERGE'),
+    ], '1 error, 0 warnings, 0 info in 1 file (0 objects)'),
+    'complex-key': (1, [
+        ('1:10:', 'error PM001[yaml-syntax-error]', 'mapping keys must be scalars'),
+    ], '1 error, 0 warnings, 0 info in 1 file (0 objects)'),
+    'yaml-directive-1.3': (1, [
+        ('1:1:', 'error PM001[yaml-syntax-error]', 'found incompatible YAML document'),
+    ], '1 error, 0 warnings, 0 info in 1 file (0 objects)'),
+    'tag-directive-python': (1, [
+        ('3:4:', 'error PM001[yaml-syntax-error]', 'PY_APPLY'),
+    ], '1 error, 0 warnings, 0 info in 1 file (0 objects)'),
+    'unicode-line-separators': (1, [  # xfail: see UNICODE_BREAKS
+        ('4:1:', 'error PM002[schema-invalid]', "missing required field 'containers'"),
+        ('4:8:', 'error PM201[grace-period-over-limit]', 'GRACE_900'),
+    ], '2 errors, 0 warnings, 0 info in 1 file (1 object)'),
+    'long-line-then-error': (1, [
+        ('4:3:', 'error PM001[yaml-syntax-error]', 'did not find expected key'),
+    ], '1 error, 0 warnings, 0 info in 1 file (0 objects)'),
+    'many-list-items': (0, [
+    ], ''),
+    'stray-brace': (1, [
+        ('3:20:', 'error PM001[yaml-syntax-error]', 'did not find expected key'),
+    ], '1 error, 0 warnings, 0 info in 1 file (0 objects)'),
+    'syntax-error-then-valid': (1, [
+        ('2:1:', 'error PM001[yaml-syntax-error]', 'did not find expected node content'),
+        ('7:3:', 'error PM201[grace-period-over-limit]', 'GRACE_900'),
+        ('9:17:', 'warning PM302[no-checkpoint-handler]', 'POD_NO_HANDLER'),
+    ], '2 errors, 1 warning, 0 info in 1 file (1 object)'),
+}
+
+UNICODE_BREAKS = (
+    "loader positions: libyaml counts U+0085/U+2028/U+2029 (YAML 1.1 line breaks) as new lines, "
+    "the file's lines do not, so every position after one in a document is shifted (here line 6 "
+    "of a 4-line file)"
+)
+XFAIL = {"unicode-line-separators": UNICODE_BREAKS}
+# Known gaps asserted as they behave today (not crashes; see the closing note of issue 5):
+# - template-null: `template: null` passes PM002 (the schema treats null as "present").
+# - grace-1e9: `1e9` is a string to YAML 1.1 (kubectl's go-yaml reads a number): PM002 only.
+
+
+def _expected_stdout(name: str, rows: list[tuple[str, str, str]]) -> str:
+    return "".join(f"{name}.yaml:{loc} {head} {MESSAGES.get(msg, msg)}\n"
+                   for loc, head, msg in rows)
+
+
+def _param(name: str) -> object:
+    marks = [pytest.mark.xfail(strict=True, reason=XFAIL[name])] if name in XFAIL else []
+    return pytest.param(name, id=name, marks=marks)
+
+
+def test_the_corpus_is_big_and_fully_specified() -> None:
+    assert len(SMALL) >= 40
+    assert set(SMALL) == set(EXPECTED)
+
+
+@pytest.mark.parametrize("name", [_param(n) for n in SMALL])
+def test_hostile_file(runner: CliRunner, tmp_path: Path, name: str) -> None:
+    content = SMALL[name]
+    raw = content if isinstance(content, bytes) else content.encode("utf-8")
+    (tmp_path / f"{name}.yaml").write_bytes(raw)
+    result = invoke(runner, ["lint", f"{name}.yaml"])
+    code, rows, summary = EXPECTED[name]
+    assert result.stdout == _expected_stdout(name, rows)
+    assert result.stderr == (summary + "\n" if summary else "")
+    assert result.exit_code == code
+    assert not (tmp_path / "MARKER").exists()  # no tag ever runs code
+
+
+@pytest.mark.parametrize("name", ["binary-png", "python-apply", "billion-laughs", "deep-flow",
+                                  "helm-whole-line", "crlf"])
+def test_hostile_file_in_a_real_process(tmp_path: Path, name: str) -> None:
+    content = SMALL[name]
+    raw = content if isinstance(content, bytes) else content.encode("utf-8")
+    (tmp_path / f"{name}.yaml").write_bytes(raw)
+    proc = run_real(["lint", f"{name}.yaml"], tmp_path)
+    code, rows, summary = EXPECTED[name]
+    assert proc.stdout.decode() == _expected_stdout(name, rows)
+    assert proc.stderr.decode() == summary + "\n"
+    assert proc.returncode == code
+    assert not (tmp_path / "MARKER").exists()
+
+
+def test_python_tags_never_run_code_even_from_stdin(runner: CliRunner, tmp_path: Path) -> None:
+    marker = tmp_path / "MARKER"
+    for name in ("python-apply", "python-new", "python-subprocess", "tag-directive-python"):
+        text = str(SMALL[name]).replace("MARKER", str(marker))
+        result = invoke(runner, ["lint", "-"], stdin=text.encode())
+        assert result.exit_code == 1
+        assert "unsupported YAML tag" in result.stdout
+    assert not marker.exists()
