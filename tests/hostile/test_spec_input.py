@@ -1,0 +1,154 @@
+"""``pmanifest render -f`` on hostile spec files: always exit 2, one line on stderr naming the
+file (and line:col where known), nothing on stdout, never a traceback, never code execution."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from tests.hostile.conftest import invoke, run_real
+from tests.hostile.spec_cases import SPECS
+
+# name -> the stderr line after "NAME.yaml:" (exit 2 and empty stdout for every case)
+EXPECTED: dict[str, str] = {
+    'empty': (
+        '1:1: file is empty; write a spec (see `pmanifest schema` and '
+        'examples/)'
+    ),
+    'comment-only': (
+        '1:1: file is empty; write a spec (see `pmanifest schema` and '
+        'examples/)'
+    ),
+    'syntax-error': '3:1: did not find expected node content; fix the YAML',
+    'duplicate-key': "3:1: duplicate key 'workloads'; fix the YAML",
+    'alias-bomb': '6:10: too many alias expansions (a YAML bomb?); fix the YAML',
+    'recursive-alias': '1:8: unknown or recursive alias *a; fix the YAML',
+    'deep-nesting': '1:203: document is nested more than 200 levels deep; fix the YAML',
+    'binary': (
+        '1:1: file contains NUL bytes (binary data?); save the spec as UTF-8 '
+        'text'
+    ),
+    'invalid-utf8': '2:13: file is not valid UTF-8 text; save the spec as UTF-8 text',
+    'bom-wrong-type': '2:12: workloads must be an array, got integer; give an array',
+    'python-tag': (
+        '2:12: unsupported YAML tag '
+        "'tag:yaml.org,2002:python/object/apply:os.system'; fix the YAML"
+    ),
+    'custom-tag': "2:12: unsupported YAML tag '!Ref'; fix the YAML",
+    'bare-scalar': (
+        '1:1: the spec must be a mapping (apiVersion: pmanifest/v1, workloads: '
+        '[...]); see `pmanifest schema`'
+    ),
+    'top-level-list': (
+        '1:1: the spec must be a mapping (apiVersion: pmanifest/v1, workloads: '
+        '[...]); see `pmanifest schema`'
+    ),
+    'two-documents': '5:1: expected one YAML document, found several; fix the YAML',
+    'api-version-int': (
+        "1:13: apiVersion must be 'pmanifest/v1', got 1; set apiVersion: "
+        'pmanifest/v1'
+    ),
+    'workloads-map': '2:12: workloads must be an array, got mapping; give an array',
+    'workload-scalar': '2:13: workloads[0] must be an object, got string; give an object',
+    'cluster-list': '1:10: cluster must be an object, got list; give an object',
+    'defaults-string': '1:11: defaults must be an object, got string; give an object',
+    'gpus-string': (
+        '5:11: workloads[0].gpus must be an integer, got string; give an '
+        'integer'
+    ),
+    'env-list': '5:10: workloads[0].env must be an object, got list; give an object',
+    'env-value-map': (
+        '5:14: workloads[0].env.A must be a string or integer, got mapping; '
+        'quote it to make it a string'
+    ),
+    'command-map': (
+        '5:14: workloads[0].command must be an array, got mapping; give an '
+        'array'
+    ),
+    'ports-string': '5:12: workloads[0].ports must be an array, got string; give an array',
+    'checkpoint-string': (
+        '5:17: workloads[0].checkpoint must be an object, got string; give an '
+        'object'
+    ),
+    'checkpoint-grace-string': (
+        '5:52: workloads[0].checkpoint.gracePeriodSeconds must be an integer, '
+        'got string; give an integer'
+    ),
+    'checkpoint-grace-huge': (
+        "5:5: workloads[0].checkpoint is missing 'trigger'; add trigger: "
+        'sigterm or trigger: preStop'
+    ),
+    'checkpoint-command-int': (
+        '5:27: workloads[0].checkpoint.command must be an array or string, got '
+        'integer; quote it to make it a string'
+    ),
+    'role-unknown': (
+        "5:11: workloads[0].role is 'boss', which is not one of worker, "
+        'coordinator, serving; use one of: worker, coordinator, serving'
+    ),
+    'name-hostile': (
+        "3:12: workloads[0].name 'a; rm -rf /' is not a DNS-1123 label; use at "
+        "most 63 lowercase letters, digits and '-', starting and ending with a "
+        'letter or digit'
+    ),
+    'helm-template': (
+        '3:12: mapping keys must be scalars (an unrendered Helm template? lint '
+        '`helm template` output); fix the YAML'
+    ),
+    'nul-byte': (
+        '2:1: file contains NUL bytes (binary data?); save the spec as UTF-8 '
+        'text'
+    ),
+}
+
+
+def test_every_spec_case_has_an_expectation() -> None:
+    assert set(SPECS) == set(EXPECTED)
+
+
+@pytest.mark.parametrize("name", list(SPECS))
+def test_hostile_spec(runner: CliRunner, tmp_path: Path, name: str) -> None:
+    content = SPECS[name]
+    raw = content if isinstance(content, bytes) else content.encode("utf-8")
+    (tmp_path / f"{name}.yaml").write_bytes(raw)
+    result = invoke(runner, ["render", "-f", f"{name}.yaml"])
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr == f"{name}.yaml:{EXPECTED[name]}\n"
+    assert result.stderr.count("\n") == 1
+    assert not (tmp_path / "MARKER").exists()
+
+
+def test_directory_and_missing_spec(runner: CliRunner, tmp_path: Path) -> None:
+    (tmp_path / "specs").mkdir()
+    result = invoke(runner, ["render", "-f", "specs"])
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr == "specs: cannot read the spec: Is a directory; check the path\n"
+    result = invoke(runner, ["render", "-f", "missing.yaml"])
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr == ("missing.yaml: cannot read the spec: No such file or directory; "
+                             "check the path\n")
+
+
+@pytest.mark.parametrize(("stdin", "stderr"), [
+    (b"\x00\x01\x02garbage", "<stdin>:1:1: file contains NUL bytes (binary data?); save the spec "
+                             "as UTF-8 text\n"),
+    (b"\xff\xfe", "<stdin>:1:1: file is not valid UTF-8 text; save the spec as UTF-8 text\n"),
+    (b"a: [", "<stdin>:2:1: did not find expected node content; fix the YAML\n"),
+    (b"", "<stdin>:1:1: file is empty; write a spec (see `pmanifest schema` and examples/)\n"),
+])
+def test_stdin_garbage(runner: CliRunner, stdin: bytes, stderr: str) -> None:
+    result = invoke(runner, ["render", "-f", "-"], stdin=stdin)
+    assert (result.exit_code, result.stdout, result.stderr) == (2, "", stderr)
+
+
+@pytest.mark.parametrize("name", ["alias-bomb", "python-tag", "binary"])
+def test_hostile_spec_in_a_real_process(tmp_path: Path, name: str) -> None:
+    content = SPECS[name]
+    raw = content if isinstance(content, bytes) else content.encode("utf-8")
+    (tmp_path / f"{name}.yaml").write_bytes(raw)
+    proc = run_real(["render", "-f", f"{name}.yaml"], tmp_path)
+    assert (proc.returncode, proc.stdout) == (2, b"")
+    assert proc.stderr.decode() == f"{name}.yaml:{EXPECTED[name]}\n"
+    assert not (tmp_path / "MARKER").exists()
