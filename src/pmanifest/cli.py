@@ -77,15 +77,19 @@ def main() -> None:
 @click.option("--templates", "templates_dir", type=click.Path(file_okay=False), default=None,
               metavar="DIR", help="Directory of templates that override the built-in ones "
                                   "by file name.")
+@click.option("--profile", default=None,
+              help="Provider profile; overrides cluster.profile [default: together].")
 def render(spec_path: str, output: str | None, output_format: str | None, check_path: str | None,
-           kubernetes_version: str | None, templates_dir: str | None) -> None:
+           kubernetes_version: str | None, templates_dir: str | None,
+           profile: str | None) -> None:
     """Render a spec into Kubernetes manifests on stdout (nothing is printed on error)."""
     from pmanifest.render import RenderOptions, read_spec, render_text
     from pmanifest.render_output import check_drift, destination, write_output
 
     target, fmt = destination(output, output_format, check_path)
     text, name = read_spec(spec_path)
-    rendered = render_text(text, name, RenderOptions(kubernetes_version, templates_dir, fmt))
+    rendered = render_text(text, name, RenderOptions(kubernetes_version, templates_dir, fmt,
+                                                     profile))
     if check_path is not None:
         diff = check_drift(rendered, check_path)
         click.get_binary_stream("stdout").write(diff.encode("utf-8"))
@@ -136,6 +140,8 @@ def _colour(choice: str) -> bool:
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto",
               show_default=True,
               help="Colour severities (auto: only on a terminal, not with NO_COLOR).")
+@click.option("--policies", "policy_dirs", multiple=True, metavar="DIR",
+              help="Directory of your own declarative policies (*.yaml); repeatable.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
               help="Lint in N processes (output is identical) [default: the number of CPUs, "
                    "at most 8; small inputs run in one process].")
@@ -143,7 +149,7 @@ def lint(
     paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, ...],
     fail_on: str | None, kubernetes_version: str | None, profile: str | None,
     config_path: str | None, disable: tuple[str, ...], no_schema: bool, stdin_filename: str,
-    color: str, jobs: int | None,
+    color: str, policy_dirs: tuple[str, ...], jobs: int | None,
 ) -> None:
     """Check manifests for preemption mistakes (files, directories, or - for stdin).
 
@@ -155,7 +161,7 @@ def lint(
 
     request = LintRequest(paths, pair_outputs(formats, outputs), fail_on, kubernetes_version,
                           profile, config_path, disable, no_schema, stdin_filename,
-                          _colour(color), jobs)
+                          _colour(color), jobs, policy_dirs)
     output, messages, exit_code = run_lint(request)
     for message in messages:
         click.echo(message, err=True)
@@ -163,14 +169,26 @@ def lint(
     sys.exit(exit_code)
 
 
+_POLICIES = click.option("--policies", "policy_dirs", multiple=True, metavar="DIR",
+                         help="Directory of your own declarative policies (*.yaml); "
+                              "repeatable.")
+_CONFIG = click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
+                       help="Config file whose `policies:` to include (default: searched "
+                            "upwards from the current directory).")
+
+
 @main.command()
 @click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text",
               show_default=True)
-def rules(output_format: str) -> None:
-    """List every rule: id, slug, default severity and summary."""
+@_POLICIES
+@_CONFIG
+def rules(output_format: str, policy_dirs: tuple[str, ...], config_path: str | None) -> None:
+    """List every rule: id, slug, default severity and summary (with your policies)."""
+    from pmanifest.lint_command import config_from, user_policies
     from pmanifest.rules import registry
 
-    metas = [r.meta for r in registry().values()]
+    with user_policies(config_from(config_path), policy_dirs):
+        metas = [r.meta for r in registry().values()]
     if output_format == "json":
         import json
 
@@ -184,20 +202,49 @@ def rules(output_format: str) -> None:
 
 @main.command()
 @click.argument("rule_name", metavar="RULE")
-def explain(rule_name: str) -> None:
+@_POLICIES
+@_CONFIG
+def explain(rule_name: str, policy_dirs: tuple[str, ...], config_path: str | None) -> None:
     """What a rule checks, why, how to fix it, with a failing and a passing example."""
+    from pmanifest.lint_command import config_from, user_policies
     from pmanifest.rules import lookup, suggest
 
-    found = lookup(rule_name)
-    if found is None:
-        raise PmanifestError(f"unknown rule {rule_name!r}{suggest(rule_name)}; "
-                             "`pmanifest rules` lists them")
+    with user_policies(config_from(config_path), policy_dirs):
+        found = lookup(rule_name)
+        if found is None:
+            raise PmanifestError(f"unknown rule {rule_name!r}{suggest(rule_name)}; "
+                                 "`pmanifest rules` lists them")
     m = found.meta
     click.echo(f"{m.id} {m.slug} ({m.severity})\n\n{m.summary}\n")
     click.echo(f"Why:\n  {m.rationale}\n\nFix:\n  {m.fix}\n")
-    click.echo("Failing example:\n" + _indent(m.example_fail))
-    click.echo("Passing example:\n" + _indent(m.example_pass), nl=False)
+    click.echo("Failing example:\n" + _indent(m.example_fail or "(none given)"))
+    click.echo("Passing example:\n" + _indent(m.example_pass or "(none given)"), nl=False)
 
 
 def _indent(text: str) -> str:
     return "".join("    " + line + "\n" for line in text.rstrip("\n").split("\n")) + "\n"
+
+
+# --- policy test ------------------------------------------------------------------------------
+# (see pmanifest.policy)
+
+
+@main.group()
+def policy() -> None:
+    """Declarative policies: check your own policy packs."""
+
+
+@policy.command("test")
+@click.argument("dirs", nargs=-1, metavar="[DIR...]")
+def policy_test(dirs: tuple[str, ...]) -> None:
+    """Run the tests: of every policy in DIRs (default: the built-in policies).
+
+    Prints PASS/FAIL per test and a summary; exit 1 if any test fails, 2 if a policy file is
+    invalid.
+    """
+    from pmanifest.policy import run_policy_tests
+
+    lines, failed = run_policy_tests(dirs)
+    for line in lines:
+        click.echo(line)
+    sys.exit(EXIT_FINDINGS if failed else 0)

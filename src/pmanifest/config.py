@@ -12,21 +12,26 @@ Keys::
       PM302: off
       prestop-sleep: error
     exclude: ["charts/**/tests/*"]  # glob patterns of paths not to lint
+    policies: [policies/]           # user policy directories, relative to this file
 """
 
 from __future__ import annotations
 
 import difflib
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path as FsPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pmanifest.errors import ConfigError
 from pmanifest.loader import YamlProblem, decode, load_single
 
+if TYPE_CHECKING:
+    from pmanifest.policy import Policy
+
 CONFIG_NAMES = (".pmanifest.yaml", ".pmanifest.yml")
-KEYS = ("kubernetesVersion", "profile", "failOn", "rules", "exclude")
+KEYS = ("kubernetesVersion", "profile", "failOn", "rules", "exclude", "policies")
 LEVELS = ("off", "error", "warning", "info")
 FAIL_ON = ("error", "warning", "info")
 
@@ -40,6 +45,7 @@ class Config:
     rules: dict[str, str] = field(default_factory=dict)  # rule id -> level
     exclude: tuple[str, ...] = ()
     base_dir: FsPath | None = None  # exclude patterns are relative to this
+    policies: tuple[Policy, ...] = ()  # loaded from the `policies:` directories
 
 
 def _suggest(name: str, choices: tuple[str, ...] | list[str]) -> str:
@@ -114,19 +120,38 @@ def _parse(data: dict[str, Any], source: str, positions: Any, base: FsPath) -> C
     fail_on = data.get("failOn")
     if fail_on is not None and fail_on not in FAIL_ON:
         raise fail(f"failOn must be one of {', '.join(FAIL_ON)}, not {fail_on!r}", "failOn")
-    rules = _parse_rules(data.get("rules", {}), fail)
+    policies = _load_policies(data.get("policies", []), base, fail)
+    names = {name: p.meta.id for p in policies for name in (p.meta.id, p.meta.slug)}
+    rules = _parse_rules(data.get("rules", {}), fail, names)
     exclude = data.get("exclude", [])
     if not isinstance(exclude, list) or not all(isinstance(p, str) for p in exclude):
         raise fail("exclude must be a list of glob patterns", "exclude")
-    return Config(source, version, profile, fail_on, rules, tuple(exclude), base)
+    return Config(source, version, profile, fail_on, rules, tuple(exclude), base,
+                  tuple(policies))
 
 
-def _parse_rules(rules: Any, fail: Any) -> dict[str, str]:
+def _load_policies(dirs: Any, base: FsPath, fail: Any) -> list[Policy]:
+    """The policies of the `policies:` directories (relative to the config file)."""
+    if not isinstance(dirs, list) or not all(isinstance(d, str) for d in dirs):
+        raise fail("policies must be a list of directories (relative to the config file)",
+                   "policies")
+    if not dirs:
+        return []
+    for i, directory in enumerate(dirs):
+        if not (base / directory).is_dir():
+            raise fail(f"policy directory {directory!r} not found (relative to "
+                       f"{base or '.'})", "policies", i)
+    from pmanifest.policy import load_policy_dirs
+
+    return load_policy_dirs([str(base / d) for d in dirs])
+
+
+def _parse_rules(rules: Any, fail: Any, extra: Mapping[str, str]) -> dict[str, str]:
     if not isinstance(rules, dict):
         raise fail("rules must map rule ids or slugs to off, error, warning or info", "rules")
     out: dict[str, str] = {}
     for name, level in rules.items():
-        rule_id = resolve_rule(str(name), fail, "rules", name)
+        rule_id = extra.get(str(name)) or resolve_rule(str(name), fail, "rules", name)
         if level is False:
             level = "off"  # YAML 1.1 reads a bare `off` as false
         if level not in LEVELS:

@@ -8,7 +8,9 @@ rendered, so an error never leaves a half-written report behind.
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path as FsPath
 
@@ -41,6 +43,7 @@ class LintRequest:
     stdin_filename: str
     colour: bool
     jobs: int | None = None  # None: one per CPU (bounded)
+    policies: tuple[str, ...] = ()  # user policy directories (--policies)
 
 
 def pair_outputs(formats: tuple[str, ...], paths: tuple[str, ...]) -> tuple[Output, ...]:
@@ -67,23 +70,28 @@ def pair_outputs(formats: tuple[str, ...], paths: tuple[str, ...]) -> tuple[Outp
 
 
 def _config(request: LintRequest) -> Config:
-    if request.config_path is not None:
-        path = FsPath(request.config_path)
+    return config_from(request.config_path)
+
+
+def config_from(config_path: str | None) -> Config:
+    """The config named by --config, else the nearest one, else the defaults."""
+    if config_path is not None:
+        path = FsPath(config_path)
         if not path.is_file():
-            raise ConfigError("config file not found", request.config_path)
+            raise ConfigError("config file not found", config_path)
         return load_config(path)
     found = find_config(FsPath.cwd())
     return load_config(found) if found is not None else Config()
 
 
 def options_for(request: LintRequest, config: Config) -> LintOptions:
-    from pmanifest.profile import get_profile
+    from pmanifest.profile import DEFAULT_PROFILE, get_profile
     from pmanifest.schema import DEFAULT_KUBERNETES_VERSION, resolve_version
 
     version = resolve_version(
         request.kubernetes_version or config.kubernetes_version or DEFAULT_KUBERNETES_VERSION
     )
-    profile = request.profile or config.profile or "together"
+    profile = request.profile or config.profile or DEFAULT_PROFILE
     get_profile(profile)  # refuse unknown profiles before linting
     severities = dict(config.rules)
     for name in request.disable:
@@ -97,6 +105,22 @@ def run_lint(request: LintRequest) -> tuple[str, list[str], int]:
     """Write the file reports; return (stdout text, stderr lines, exit code).
     Raises PmanifestError for exit-2 problems."""
     config = _config(request)
+    with user_policies(config, request.policies):
+        return _lint(request, config)
+
+
+@contextlib.contextmanager
+def user_policies(config: Config, dirs: tuple[str, ...]) -> Iterator[None]:
+    """User policies (config `policies:`, then --policies) join the registry for one run."""
+    from pmanifest.policy import load_policy_dirs
+    from pmanifest.rules import registered
+
+    with registered(p.rule() for p in config.policies), \
+            registered(p.rule() for p in load_policy_dirs(dirs)):
+        yield
+
+
+def _lint(request: LintRequest, config: Config) -> tuple[str, list[str], int]:
     options = options_for(request, config)
     fail_on = request.fail_on or config.fail_on or "error"
     check_paths(request.paths)

@@ -189,6 +189,7 @@ class Policy:
     tests: tuple[PolicyTest, ...]
     source: str  # file name, as given
     line: int  # of the policy's first key
+    positions: Positions = field(repr=False)
     _compiled: dict[str, tuple[Callable[[Any], bool] | None, Any]] = field(
         default_factory=dict, repr=False)
     _validators: dict[str, Any] = field(default_factory=dict, repr=False)
@@ -536,7 +537,7 @@ def _policy(data: Any, positions: Positions, source: str, builtin: bool,
                     " ".join(str(data["summary"]).split()), str(data["rationale"]).strip(),
                     str(data["fix"]).strip(), fail_example, pass_example)
     return Policy(meta, _match(data.get("match", {})), str(data["target"]), data["schema"],
-                  message, tests, source, positions.at(()).line)
+                  message, tests, source, positions.at(()).line, positions)
 
 
 def _match(raw: dict[str, Any]) -> Match:
@@ -612,13 +613,20 @@ def policy_files(directory: str | FsPath) -> list[FsPath]:
 
 def load_policy_dirs(directories: list[str] | tuple[str, ...]) -> list[Policy]:
     """Every policy of the given user directories, validated, with ids and slugs unique
-    among them and against every registered rule."""
+    among them and against every registered rule. A directory given twice is read once."""
+    if not directories:
+        return []
     from pmanifest.rules import registry
 
     taken = {name: rule.source for rule in registry().values()
              for name in (rule.meta.id, rule.meta.slug)}
     policies: list[Policy] = []
+    seen: set[FsPath] = set()
     for directory in directories:
+        resolved = FsPath(directory).resolve()
+        if resolved in seen:
+            continue
+        seen.add(resolved)
         for path in policy_files(directory):
             try:
                 text = decode(path.read_bytes())
@@ -634,10 +642,11 @@ def load_policy_dirs(directories: list[str] | tuple[str, ...]) -> list[Policy]:
 
 
 def _refuse_duplicate(policy: Policy, taken: dict[str, str]) -> None:
-    for name in (policy.meta.id, policy.meta.slug):
+    for key, name in (("id", policy.meta.id), ("slug", policy.meta.slug)):
         if name in taken:
-            raise ConfigError(f"policy {name!r} is already defined by {taken[name]}; give it "
-                              "another id and slug", policy.source, policy.line)
+            pos = policy.positions.value_at((key,))
+            raise ConfigError(f"policy {key} {name!r} is already defined by {taken[name]}; "
+                              f"give it another {key}", policy.source, pos.line, pos.column)
     for name in (policy.meta.id, policy.meta.slug):
         taken[name] = f"{policy.source}:{policy.line}"
 
@@ -661,3 +670,44 @@ def builtin_policies() -> tuple[Policy, ...]:
 
 def builtin_policy_rules() -> list[Rule]:
     return [policy.rule() for policy in builtin_policies()]
+
+
+# --- policy tests ------------------------------------------------------------------------------
+
+def policy_test_findings(policy: Policy, test: PolicyTest) -> list[str]:
+    """``line:col slug`` of the policy's own findings on the test's manifest (the policy
+    must be registered)."""
+    from pmanifest.lint import LintOptions, lint_bytes
+    from pmanifest.rules import registry
+
+    off = {rule_id: "off" for rule_id in registry() if rule_id != policy.meta.id}
+    options = LintOptions(profile_name=test.profile or DEFAULT_PROFILE, severities=off)
+    findings = lint_bytes(test.manifest.encode("utf-8"), "test.yaml", options)
+    return [f"{f.line}:{f.column} {f.slug}" for f in findings if f.rule == policy.meta.id]
+
+
+def run_policy_tests(directories: tuple[str, ...]) -> tuple[list[str], bool]:
+    """Run the ``tests:`` of every policy in ``directories`` (default: the built-in ones).
+    Returns (report lines, whether any test failed); invalid policy files: ConfigError."""
+    from pmanifest.rules import registered
+
+    policies = load_policy_dirs(directories) if directories else list(builtin_policies())
+    lines: list[str] = []
+    passed = failed = 0
+    # built-in policies are registered already; user ones join the registry for the run
+    with registered(p.rule() for p in policies if directories):
+        for policy in policies:
+            if not policy.tests:
+                lines.append(f"SKIP {policy.meta.id}: no tests ({policy.source})")
+            for test in policy.tests:
+                got = policy_test_findings(policy, test)
+                if got == list(test.findings):
+                    passed += 1
+                    lines.append(f"PASS {policy.meta.id}: {test.name}")
+                    continue
+                failed += 1
+                lines.append(f"FAIL {policy.meta.id}: {test.name} ({policy.source})")
+                lines.append(f"    expected: {list(test.findings)}")
+                lines.append(f"    got:      {got}")
+    lines.append(f"{passed} passed, {failed} failed")
+    return lines, failed > 0

@@ -95,14 +95,17 @@ class RenderOptions:
     kubernetes_version: str | None = None
     templates_dir: str | None = None
     output: str = "yaml"  # yaml | json
+    profile: str | None = None  # provider profile; overrides cluster.profile
 
 
 def render_text(text: str, file: str, options: RenderOptions | None = None,
                 profile: Profile | None = None) -> str:
     """The complete output for one spec, or a PmanifestError; never a partial result."""
     options = options or RenderOptions()
-    profile = profile or get_profile()
-    spec = load_spec(text, file, profile)
+    if profile is None and options.profile is not None:
+        profile = get_profile(options.profile)
+    spec = load_spec(text, file, profile)  # None: cluster.profile, else the default
+    profile = spec.profile
     version = _target_version(spec, options.kubernetes_version)
     _check_job_support(spec, version)
     env = _environment(options.templates_dir)
@@ -312,8 +315,12 @@ def _job_context(w: Workload, version: str) -> dict[str, Any]:
 def _pod_context(w: Workload, spec: Spec, profile: Profile, wrapper: str) -> dict[str, Any]:
     node_selector = dict(w.node_selector)
     affinity = None
+    tolerations = [dict(t) for t in w.tolerations]
     if w.compute == "preemptible":
         node_selector = {**profile.preemptible_selector, **node_selector}
+        taint = _taint_toleration(profile)
+        if taint is not None and taint not in tolerations:
+            tolerations.append(taint)
     else:
         affinity = {"key": profile.label_key, "operator": "NotIn",
                     "values": [profile.label_value]}
@@ -327,10 +334,20 @@ def _pod_context(w: Workload, spec: Spec, profile: Profile, wrapper: str) -> dic
         "required_affinity": affinity,
         "grace_period_seconds": w.checkpoint.grace_period_seconds if w.checkpoint else None,
         "service_account_name": w.service_account_name,
-        "tolerations": [dict(t) for t in w.tolerations],
+        "tolerations": tolerations,
         "volumes": volumes,
         "container": _container_context(w, wrapper, volumes),
     }
+
+
+def _taint_toleration(profile: Profile) -> dict[str, Any] | None:
+    """The toleration preemptible pods need where the provider taints its nodes (AKS)."""
+    taint = profile.taint
+    if taint is None:
+        return None
+    if taint.value is None:
+        return {"key": taint.key, "operator": "Exists", "effect": taint.effect}
+    return {"key": taint.key, "operator": "Equal", "value": taint.value, "effect": taint.effect}
 
 
 def _container_context(w: Workload, wrapper: str, volumes: list[dict[str, str]]

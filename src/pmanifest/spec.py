@@ -18,13 +18,14 @@ from typing import Any
 from pmanifest.document import Path, Pos, Positions, dotted
 from pmanifest.errors import PmanifestError, SpecError
 from pmanifest.loader import YamlProblem, load_single
-from pmanifest.profile import Profile, get_profile
+from pmanifest.profile import DEFAULT_PROFILE, Profile, get_profile, profile_names
 
 API_VERSION = "pmanifest/v1"
 ROLES = ("worker", "coordinator", "serving")
 COMPUTE = ("preemptible", "standard")
 TRIGGERS = ("sigterm", "preStop")
-DEFAULT_GRACE_SECONDS = 300
+_DEFAULT = get_profile(DEFAULT_PROFILE)  # for the defaults the schema documents
+DEFAULT_GRACE_SECONDS = _DEFAULT.grace_period_cap  # the whole window of the active profile
 DEFAULT_BACKOFF_LIMIT = 3
 DEFAULT_REPLICAS = {"serving": 2, "coordinator": 1}
 MIN_JOB_VERSION = (1, 26)  # podFailurePolicy is on by default from 1.26 (beta), GA in 1.31
@@ -84,8 +85,8 @@ def _shared_fields() -> dict[str, Any]:
         "labels": _f(_STRING_MAP, "Extra labels on every object and pod template "
                      "(merged; the workload's own win over defaults).", {}),
         "env": _f(_ENV, "Environment variables of the main container, name -> value.", {}),
-        "nodeSelector": _f(_STRING_MAP, "Extra node labels the pods require. The compute-class "
-                           "label is set by `compute`, not here.", {}),
+        "nodeSelector": _f(_STRING_MAP, "Extra node labels the pods require. The profile's "
+                           "preemptible label is set by `compute`, not here.", {}),
         "tolerations": _f({"type": "array", "items": _TOLERATION},
                           "Pod tolerations (e.g. for providers that taint spot nodes).", []),
         "serviceAccountName": _f({"type": "string", "minLength": 1},
@@ -110,7 +111,10 @@ def _checkpoint_schema() -> dict[str, Any]:
                           "Exactly one; never both."),
             "gracePeriodSeconds": _f({"type": "integer", "minimum": 1},
                                      "terminationGracePeriodSeconds of the pods; at most the "
-                                     "profile's cap (300 s) on preemptible compute.",
+                                     "profile's cap on preemptible compute. Omitted means "
+                                     "the cap (the whole drain window; "
+                                     f"{DEFAULT_GRACE_SECONDS} s with the default profile, "
+                                     f"{_DEFAULT.name}).",
                                      DEFAULT_GRACE_SECONDS),
             "dir": _f({"type": "string", "minLength": 1},
                       "Checkpoint directory; must lie under cluster.sharedVolume.mountPath. "
@@ -183,6 +187,10 @@ def _build_schema() -> dict[str, Any]:
                 "type": "object",
                 "additionalProperties": False,
                 "properties": {
+                    "profile": _f({"enum": profile_names()},
+                                  "Provider profile: the label, taint and grace-period cap of "
+                                  "its preemptible nodes. --profile overrides it.",
+                                  DEFAULT_PROFILE),
                     "kubernetesVersion": _f({"type": "string", "pattern": r"^v?\d+\.\d+(\.\d+)?$"},
                                             "Kubernetes version whose schema validates the "
                                             "output (quote it: \"1.31\"). --kubernetes-version "
@@ -271,6 +279,7 @@ class Spec:
     shared_volume: SharedVolume | None
     workloads: tuple[Workload, ...]
     positions: Positions = field(repr=False)
+    profile: Profile = field(default=_DEFAULT, repr=False)
 
     def error(self, path: Path, message: str, *, value: bool = True) -> SpecError:
         """A SpecError at ``path`` (its value, or its key with ``value=False``)."""
@@ -306,7 +315,9 @@ def load_spec(text: str, file: str, profile: Profile | None = None) -> Spec:
         raise SpecError("the spec must be a mapping (apiVersion: pmanifest/v1, workloads: "
                         "[...]); see `pmanifest schema`", file, pos.line, pos.column)
     _check_schema(data, positions, file)
-    return _Checker(data, positions, file, profile or get_profile()).spec()
+    if profile is None:  # --profile wins over cluster.profile
+        profile = get_profile(data.get("cluster", {}).get("profile", DEFAULT_PROFILE))
+    return _Checker(data, positions, file, profile).spec()
 
 
 def _check_schema(data: dict[str, Any], positions: Positions, file: str) -> None:
@@ -463,7 +474,7 @@ class _Checker:
             seen[workload.name] = i
             workloads.append(workload)
         return Spec(self.file, cluster.get("kubernetesVersion"), shared, tuple(workloads),
-                    self.positions)
+                    self.positions, self.profile)
 
     def check_shared(self, raw: dict[str, Any], path: Path) -> None:
         for key, value in raw.get("labels", {}).items():
@@ -558,8 +569,8 @@ class _Checker:
         if body is None:
             return None
         cpath = (*path, "checkpoint")
-        grace = body.get("gracePeriodSeconds", DEFAULT_GRACE_SECONDS)
         cap = self.profile.grace_period_cap
+        grace = body.get("gracePeriodSeconds", cap)
         if compute == "preemptible" and grace > cap:
             raise self.fail((*cpath, "gracePeriodSeconds"), f"gracePeriodSeconds {grace} is "
                             f"above the {cap} s cap of preemptible nodes (the node is removed "

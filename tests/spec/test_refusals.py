@@ -173,7 +173,7 @@ CASES: list[tuple[str, str, str]] = [
           - {name: train, image: x}
         """,
         "spec.yaml:2:11: unknown key 'zzz' in cluster; remove it (allowed: kubernetesVersion, "
-        "sharedVolume)",
+        "profile, sharedVolume)",
     ),
     (
         "invalid YAML",

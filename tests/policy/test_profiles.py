@@ -1,0 +1,150 @@
+"""Provider profiles: render and lint read the active profile's label, taint and cap."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from pmanifest.cli import main
+from pmanifest.profile import get_profile, profile_names
+
+SPEC = """\
+apiVersion: pmanifest/v1
+cluster:
+  sharedVolume: {claimName: shared-fs, mountPath: /mnt/shared}
+workloads:
+  - name: finetune
+    image: ghcr.io/acme/trainer:1.4
+    command: [python, train.py]
+    gpus: 8
+    checkpoint: {command: [python, ckpt.py], trigger: sigterm, dir: /mnt/shared/ckpt}
+  - name: api
+    role: serving
+    image: ghcr.io/acme/api:1.0
+    ports: [8000]
+"""
+
+
+def render(spec: str, *args: str) -> Any:
+    result = CliRunner().invoke(main, ["render", "-f", "-", *args], input=spec)
+    return result
+
+
+def objects(text: str) -> dict[str, dict[str, Any]]:
+    return {o["kind"]: o for o in yaml.safe_load_all(text)}
+
+
+def test_the_four_providers_are_shipped() -> None:
+    assert profile_names() == ["aks", "gke", "karpenter", "together"]
+    assert get_profile("karpenter").grace_period_cap == 120
+    assert get_profile("gke").label_key == "cloud.google.com/gke-spot"
+    assert get_profile("aks").taint is not None
+
+
+@pytest.mark.parametrize("name", ["together", "gke", "karpenter", "aks"])
+def test_render_then_lint_round_trip(name: str) -> None:
+    profile = get_profile(name)
+    rendered = render(SPEC, "--profile", name)
+    assert rendered.exit_code == 0, rendered.stderr
+    got = objects(rendered.stdout)
+    job_pod = got["Job"]["spec"]["template"]["spec"]
+    assert job_pod["nodeSelector"] == {profile.label_key: profile.label_value}
+    assert job_pod["terminationGracePeriodSeconds"] == profile.grace_period_cap
+    term = got["Deployment"]["spec"]["template"]["spec"]["affinity"]["nodeAffinity"][
+        "requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0]
+    assert term["matchExpressions"] == [
+        {"key": profile.label_key, "operator": "NotIn", "values": [profile.label_value]}]
+    linted = CliRunner().invoke(main, ["lint", "--profile", name, "--fail-on", "info",
+                                       "--format", "json", "-"], input=rendered.stdout)
+    rules = [f["rule"] for f in json.loads(linted.stdout)["findings"]]
+    # PM202 (rules/checkpoint.py) still treats any grace period up to Kubernetes' default 30 s
+    # as unclaimed, even when that is the whole window of the profile (GKE 15 s, AKS 30 s).
+    expected = ["PM202"] if profile.grace_period_cap <= 30 else []
+    assert rules == expected
+
+
+def test_gke_selects_spot_nodes_and_keeps_serving_off_them() -> None:
+    got = objects(render(SPEC, "--profile", "gke").stdout)
+    assert got["Job"]["spec"]["template"]["spec"]["nodeSelector"] == {
+        "cloud.google.com/gke-spot": "true"}
+    expr = got["Deployment"]["spec"]["template"]["spec"]["affinity"]["nodeAffinity"][
+        "requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0][
+        "matchExpressions"][0]
+    assert expr["key"] == "cloud.google.com/gke-spot"
+    assert "tolerations" not in got["Job"]["spec"]["template"]["spec"]
+
+
+def test_aks_workers_tolerate_the_spot_taint() -> None:
+    got = objects(render(SPEC, "--profile", "aks").stdout)
+    assert got["Job"]["spec"]["template"]["spec"]["tolerations"] == [
+        {"key": "kubernetes.azure.com/scalesetpriority", "operator": "Equal", "value": "spot",
+         "effect": "NoSchedule"}]
+    assert "tolerations" not in got["Deployment"]["spec"]["template"]["spec"]
+
+
+KARPENTER_300 = SPEC.replace("dir: /mnt/shared/ckpt}",
+                             "dir: /mnt/shared/ckpt, gracePeriodSeconds: 300}")
+
+
+def test_karpenter_refuses_300_at_render() -> None:
+    result = render(KARPENTER_300, "--profile", "karpenter")
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr == ("<stdin>:9:107: gracePeriodSeconds 300 is above the 120 s cap of "
+                             "preemptible nodes (the node is removed after 120 s); use at most "
+                             "120\n")
+    assert render(KARPENTER_300).exit_code == 0  # 300 is the together cap
+
+
+def test_spec_cluster_profile_and_the_flag_overriding_it() -> None:
+    spec = KARPENTER_300.replace("cluster:\n", "cluster:\n  profile: karpenter\n")
+    assert render(spec).exit_code == 2
+    overridden = render(spec, "--profile", "together")
+    assert overridden.exit_code == 0
+    assert "together.ai/compute-class" in overridden.stdout
+    typo = render(SPEC.replace("cluster:\n", "cluster:\n  profile: karpentr\n"))
+    assert typo.exit_code == 2
+    assert "did you mean 'karpenter'?" in typo.stderr
+    unknown = render(SPEC, "--profile", "azure")
+    assert (unknown.exit_code, unknown.stderr) == (
+        2, "pmanifest: unknown profile 'azure'; known profiles: aks, gke, karpenter, together\n")
+
+
+JOB_300 = textwrap.dedent("""\
+    apiVersion: batch/v1
+    kind: Job
+    metadata: {name: train}
+    spec:
+      podFailurePolicy:
+        rules: [{action: Ignore, onPodConditions: [{type: DisruptionTarget}]}]
+      template:
+        spec:
+          restartPolicy: Never
+          terminationGracePeriodSeconds: 300
+          nodeSelector: {karpenter.sh/capacity-type: spot}
+          containers: [{name: main, image: busybox}]
+    """)
+
+
+def test_karpenter_lint_uses_its_label_and_cap(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["lint", "--profile", "karpenter", "--format", "json",
+                                       "-"], input=JOB_300)
+    pm201 = [f for f in json.loads(result.stdout)["findings"] if f["rule"] == "PM201"]
+    assert [(f["line"], f["column"], f["message"]) for f in pm201] == [(
+        10, 7, "terminationGracePeriodSeconds is 300, above the 120 s cap of preemptible nodes "
+               "(karpenter profile): the node is removed 120 s after the notice whatever the "
+               "pod is doing; set it to 120 or less and finish the checkpoint inside that "
+               "window")]
+    # the together profile does not know the karpenter label: 300 s is within its cap anyway
+    together = CliRunner().invoke(main, ["lint", "--format", "json", "-"], input=JOB_300)
+    assert "PM201" not in together.stdout
+    config = tmp_path / ".pmanifest.yaml"
+    config.write_text("profile: karpenter\n")
+    from_config = CliRunner().invoke(main, ["lint", "--config", str(config), "-"],
+                                     input=JOB_300)
+    assert "PM201[grace-period-over-limit]" in from_config.stdout
