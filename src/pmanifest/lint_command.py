@@ -17,7 +17,7 @@ from pathlib import Path as FsPath
 from pmanifest.atomic import STDOUT, check_writable, write_files
 from pmanifest.config import Config, find_config, load_config, resolve_rule
 from pmanifest.document import Finding
-from pmanifest.errors import ConfigError
+from pmanifest.errors import ConfigError, InputError
 from pmanifest.lint import SEVERITY_RANK, LintOptions
 from pmanifest.parallel import default_jobs, lint_inputs
 from pmanifest.reporters import Summary, reporter
@@ -134,6 +134,8 @@ def _lint(request: LintRequest, config: Config) -> tuple[str, list[str], int]:
     jobs = request.jobs if request.jobs is not None else default_jobs()
     for linted in lint_inputs(inputs, options, jobs):
         if isinstance(linted, Problem):
+            if linted.named:  # the user asked for this file: a gate must not pass without it
+                raise InputError(linted.message, linted.name)
             messages.append(f"{linted.name}: warning: {linted.message}")
             continue
         files += 1

@@ -30,6 +30,7 @@ class Source:
 class Problem:
     name: str
     message: str
+    named: bool = False  # named on the command line: fatal (exit 2), not a warning
 
 
 def check_paths(paths: tuple[str, ...]) -> None:
@@ -44,9 +45,13 @@ class FileRef:
     """A file found but not read yet (so a worker process can read it itself)."""
 
     path: str
+    named: bool = False  # named on the command line (not found by walking a directory)
 
     def read(self) -> Source | Problem:
-        return _read(self.path)
+        found = _read(self.path)
+        if self.named and isinstance(found, Problem):
+            return Problem(found.name, found.message, named=True)
+        return found
 
 
 def iter_inputs(
@@ -60,7 +65,7 @@ def iter_inputs(
         elif os.path.isdir(path):
             yield from _walk(path, exclude, base)
         else:
-            yield FileRef(path)
+            yield FileRef(path, named=True)
 
 
 def iter_sources(

@@ -53,10 +53,6 @@ def test_directory_with_loops_dangling_and_unreadable_entries(
 
 
 @needs_proc
-@pytest.mark.xfail(strict=True, reason=(
-    "sources/lint_command: a file NAMED on the command line that cannot be read (EIO, EACCES, "
-    "a dangling link) is only a warning and the run exits 0, so a CI gate whose only input is "
-    "unreadable passes; a missing path is exit 2, an unreadable one should be too"))
 def test_unreadable_file_named_on_the_command_line_is_exit_2(
     runner: CliRunner, tmp_path: Path
 ) -> None:
