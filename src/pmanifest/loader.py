@@ -12,7 +12,7 @@ document does not hide the documents after it.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -138,16 +138,21 @@ def load_documents(text: str) -> Iterator[Loaded | Broken]:
     for first_line, chunk in split_documents(text):
         if _only_comments(chunk):
             continue  # a marker-only or comment-only chunk is not a document
+        fix = _line_fixer(chunk, first_line)
         try:
             built = _Builder(first_line).run(chunk)
         except YamlProblem as problem:
             if "{{" in chunk and "template" not in problem.message:
                 problem.message += " (an unrendered Helm template? lint `helm template` output)"
+            if fix is not None:
+                problem.line, problem.column = fix(problem.line, problem.column)
             yield Broken(index, problem)
         except yaml.MarkedYAMLError as exc:
             mark = exc.problem_mark or exc.context_mark
             line = (mark.line if mark else 0) + first_line + 1
             column = (mark.column if mark else 0) + 1
+            if fix is not None:
+                line, column = fix(line, column)
             message = exc.problem or exc.context or "invalid YAML"
             yield Broken(index, YamlProblem(message, line, column))
         except yaml.YAMLError as exc:
@@ -156,6 +161,8 @@ def load_documents(text: str) -> Iterator[Loaded | Broken]:
             if built is None:
                 continue
             data, positions = built
+            if fix is not None:
+                _fix_positions(positions, fix)
             yield Loaded(index, data, positions, first_line + 1)
         index += 1
 
@@ -164,6 +171,39 @@ def _only_directives(chunk: str) -> bool:
     lines = [line.strip() for line in chunk.splitlines()]
     lines = [line for line in lines if line and not line.startswith("#")]
     return bool(lines) and all(line.startswith("%") for line in lines)
+
+
+_ODD_BREAKS = re.compile("[\r\x85\u2028\u2029]")
+_YAML_BREAKS = re.compile("\n|[\r\x85\u2028\u2029]")
+
+
+def _line_fixer(chunk: str, first_line: int) -> Callable[[int, int], tuple[int, int]] | None:
+    """YAML also breaks lines at CR, NEL, LS and PS; the file's lines (and editors) only at LF.
+    When a chunk has such characters, map the parser's (line, column) to the file's."""
+    if not _ODD_BREAKS.search(chunk):
+        return None
+    starts = [0] + [m.end() for m in _YAML_BREAKS.finditer(chunk)]
+
+    def fix(line: int, column: int) -> tuple[int, int]:
+        k = line - first_line - 1
+        if not 0 <= k < len(starts):
+            return line, column
+        start = starts[k]
+        file_line = first_line + 1 + chunk.count("\n", 0, start)
+        return file_line, column + start - (chunk.rfind("\n", 0, start) + 1)
+
+    return fix
+
+
+def _fix_positions(positions: Positions, fix: Callable[[int, int], tuple[int, int]]) -> None:
+    for table in (positions.keys, positions.values):
+        assert isinstance(table, dict)
+        for path, (line, column) in table.items():
+            table[path] = fix(line, column)
+    scalars = positions.raw_scalars
+    assert isinstance(scalars, dict)
+    for path, (line, column, style) in scalars.items():
+        scalars[path] = (*fix(line, column), style)
 
 
 def _only_comments(chunk: str) -> bool:

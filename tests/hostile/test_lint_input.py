@@ -289,7 +289,7 @@ EXPECTED: dict[str, tuple[int, list[tuple[str, str, str]], str]] = {
     'tag-directive-python': (1, [
         ('3:4:', 'error PM001[yaml-syntax-error]', 'PY_APPLY'),
     ], '1 error, 0 warnings, 0 info in 1 file (0 objects)'),
-    'unicode-line-separators': (1, [  # xfail: see UNICODE_BREAKS
+    'unicode-line-separators': (1, [  # U+0085/2028/2029 inside: positions are file lines
         ('4:1:', 'error PM002[schema-invalid]', "missing required field 'containers'"),
         ('4:8:', 'error PM201[grace-period-over-limit]', 'GRACE_900'),
     ], '2 errors, 0 warnings, 0 info in 1 file (1 object)'),
@@ -308,12 +308,7 @@ EXPECTED: dict[str, tuple[int, list[tuple[str, str, str]], str]] = {
     ], '2 errors, 1 warning, 0 info in 1 file (1 object)'),
 }
 
-UNICODE_BREAKS = (
-    "loader positions: libyaml counts U+0085/U+2028/U+2029 (YAML 1.1 line breaks) as new lines, "
-    "the file's lines do not, so every position after one in a document is shifted (here line 6 "
-    "of a 4-line file)"
-)
-XFAIL = {"unicode-line-separators": UNICODE_BREAKS}
+XFAIL: dict[str, str] = {}
 # Known gaps asserted as they behave today (not crashes; see the closing note of issue 5):
 # - template-null: `template: null` passes PM002 (the schema treats null as "present").
 # - grace-1e9: `1e9` is a string to YAML 1.1 (kubectl's go-yaml reads a number): PM002 only.
