@@ -415,8 +415,9 @@ _POLICY_ANNOTATIONS = frozenset({"errorMessage", "$comment"})
 
 
 class _PolicyCompiler(Compiler):
-    """Adds const, numeric bounds, string and array lengths, pattern, not, allOf, anyOf and
-    if/then/else to fastschema's compiler. Anything else: Unsupported (jsonschema alone)."""
+    """Adds const, numeric bounds, string and array lengths, pattern, not, allOf, anyOf,
+    contains and if/then/else to fastschema's compiler. Anything else: Unsupported (then
+    jsonschema alone decides)."""
 
     def schema(self, schema: Any) -> Callable[[Any], bool]:
         if not isinstance(schema, dict):
@@ -446,6 +447,9 @@ class _PolicyCompiler(Compiler):
         if key == "not":
             inner = self.schema(value)
             return lambda v: not inner(v)
+        if key == "contains":
+            item = self.schema(value)
+            return lambda v: not isinstance(v, list) or any(item(i) for i in v)
         if key in ("allOf", "anyOf") and isinstance(value, list):
             branches = [self.schema(s) for s in value]
             if key == "allOf":
@@ -462,7 +466,7 @@ class _PolicyCompiler(Compiler):
 
 
 _EXTRA_KEYWORDS = frozenset({*_NUMERIC, *_LENGTHS, "const", "pattern", "not", "allOf", "anyOf",
-                             "if", "then", "else"})
+                             "contains", "if", "then", "else"})
 
 
 def _is_number(v: Any) -> bool:

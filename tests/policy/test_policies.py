@@ -352,3 +352,32 @@ def test_missing_or_empty_policy_directory(tmp_path: Path) -> None:
     code, _, stderr = lint_json("--policies", str(tmp_path), "-", stdin=MANIFEST)
     assert (code, stderr) == (2, f"{tmp_path}: no policy files (*.yaml, *.yml) in this "
                                  "directory\n")
+
+
+# --- the compiled yes/no pre-check agrees with jsonschema -----------------------------------
+
+def test_fast_check_agrees_with_jsonschema_on_every_test_manifest() -> None:
+    from jsonschema import Draft202012Validator
+
+    from pmanifest.document import Document
+    from pmanifest.loader import Loaded, load_documents
+    from pmanifest.policy import builtin_policies, load_policy_dirs
+    from pmanifest.profile import get_profile
+    from pmanifest.rules import ObjectContext
+    from pmanifest.workloads import workload_of
+
+    policies = [*builtin_policies(), *load_policy_dirs([str(EXAMPLES)])]
+    checked = 0
+    for policy in policies:
+        for test in policy.tests:
+            profile = get_profile(test.profile or "together")
+            fast, schema = policy.compiled(profile)
+            assert fast is not None, policy.meta.id  # every shipped schema is compiled
+            for item in load_documents(test.manifest):
+                assert isinstance(item, Loaded)
+                doc = Document("t.yaml", 0, item.data, item.positions)
+                ctx = ObjectContext(doc, workload_of(doc, profile), profile)
+                for _, instance, _ in policy.targets(ctx):
+                    assert fast(instance) == Draft202012Validator(schema).is_valid(instance)
+                    checked += 1
+    assert checked >= 20
