@@ -6,8 +6,8 @@ user's data, so every consumer sees exactly the mapping the YAML described.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 Path = tuple[str | int, ...]
@@ -70,15 +70,55 @@ class ScalarTable(Mapping[Path, ScalarInfo]):
         return len(self._raw)
 
 
-@dataclass(frozen=True)
+RawTables = tuple[
+    Mapping[Path, tuple[int, int]],
+    Mapping[Path, tuple[int, int]],
+    Mapping[Path, tuple[int, int, str | None]],
+]
+
+
 class Positions:
     """Side table of positions: for a mapping entry, the key's position; for a list item or
     the root, the node's own position. ``values`` holds where each value starts. Entries are
-    plain ``(line, column)`` tuples, 1-based; accessors return Pos."""
+    plain ``(line, column)`` tuples, 1-based; accessors return Pos.
 
-    keys: Mapping[Path, tuple[int, int]]
-    values: Mapping[Path, tuple[int, int]]
-    raw_scalars: Mapping[Path, tuple[int, int, str | None]] = field(default_factory=dict)
+    A table may be lazy (``build`` given): most documents produce no finding, so the loader
+    only records positions when something asks for one, by parsing the document again."""
+
+    __slots__ = ("_build", "_splits", "_tables")
+
+    def __init__(
+        self,
+        keys: Mapping[Path, tuple[int, int]] | None = None,
+        values: Mapping[Path, tuple[int, int]] | None = None,
+        raw_scalars: Mapping[Path, tuple[int, int, str | None]] | None = None,
+        *,
+        build: Callable[[], RawTables] | None = None,
+    ) -> None:
+        self._tables: RawTables | None = None
+        if build is None:
+            self._tables = (keys or {}, values or {}, raw_scalars or {})
+        self._build = build
+        self._splits: dict[Path, dict[str | int, RawTables]] = {}
+
+    def _get(self) -> RawTables:
+        if self._tables is None:
+            assert self._build is not None
+            self._tables = self._build()
+            self._build = None
+        return self._tables
+
+    @property
+    def keys(self) -> Mapping[Path, tuple[int, int]]:
+        return self._get()[0]
+
+    @property
+    def values(self) -> Mapping[Path, tuple[int, int]]:
+        return self._get()[1]
+
+    @property
+    def raw_scalars(self) -> Mapping[Path, tuple[int, int, str | None]]:
+        return self._get()[2]
 
     @property
     def scalars(self) -> ScalarTable:
@@ -86,9 +126,10 @@ class Positions:
 
     def at(self, path: Path) -> Pos:
         """Position of ``path``, or of its deepest ancestor that exists in the source."""
+        keys = self.keys
         p = path
         while True:
-            found = self.keys.get(p)
+            found = keys.get(p)
             if found is not None:
                 return Pos(*found)
             if not p:
@@ -102,11 +143,23 @@ class Positions:
     def split(self, prefix: Path) -> dict[str | int, Positions]:
         """The tables of every child of ``prefix`` (e.g. each item of a List), rebased, built
         in one pass over the table (rebasing each child separately would be quadratic)."""
-        keys = _split(self.keys, prefix)
-        values = _split(self.values, prefix)
-        scalars = _split(self.raw_scalars, prefix)
-        return {child: Positions(table, values.get(child, {}), scalars.get(child, {}))
-                for child, table in keys.items()}
+        return {child: Positions(*tables) for child, tables in self._split(prefix).items()}
+
+    def child(self, prefix: Path, key: str | int) -> Positions:
+        """The (lazy) table of ``prefix + (key,)``, rebased; siblings share one split pass."""
+        empty: RawTables = ({}, {}, {})
+        return Positions(build=lambda: self._split(prefix).get(key, empty))
+
+    def _split(self, prefix: Path) -> dict[str | int, RawTables]:
+        if prefix not in self._splits:
+            keys = _split(self.keys, prefix)
+            values = _split(self.values, prefix)
+            scalars = _split(self.raw_scalars, prefix)
+            self._splits[prefix] = {
+                child: (table, values.get(child, {}), scalars.get(child, {}))
+                for child, table in keys.items()
+            }
+        return self._splits[prefix]
 
     def rebased(self, prefix: Path) -> Positions:
         """The table of the subtree at ``prefix``, with paths relative to it."""

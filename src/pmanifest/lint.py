@@ -84,9 +84,8 @@ def _objects(doc: Document) -> Iterator[Document]:
         return
     items = doc.data.get("items")
     if doc.kind is not None and doc.kind.endswith("List") and isinstance(items, list):
-        tables = doc.positions.split(("items",))
         for i, item in enumerate(items):
-            positions = tables.get(i) or doc.positions.rebased(("items", i))
+            positions = doc.positions.child(("items",), i)
             sub = Document(doc.file, doc.index, item, positions, doc.source_lines)
             yield from _objects(sub)
         return

@@ -11,6 +11,7 @@ document does not hide the documents after it.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -30,7 +31,7 @@ from yaml.events import (
 from yaml.nodes import ScalarNode
 from yaml.resolver import Resolver
 
-from pmanifest.document import Path, Pos, Positions
+from pmanifest.document import Path, Pos, Positions, RawTables
 
 try:
     _Loader: type = yaml.CSafeLoader
@@ -140,7 +141,7 @@ def load_documents(text: str) -> Iterator[Loaded | Broken]:
             continue  # a marker-only or comment-only chunk is not a document
         fix = _line_fixer(chunk, first_line)
         try:
-            built = _Builder(first_line).run(chunk)
+            built = _Builder(first_line, record=False).run(chunk)
         except YamlProblem as problem:
             if "{{" in chunk and "template" not in problem.message:
                 problem.message += " (an unrendered Helm template? lint `helm template` output)"
@@ -160,9 +161,8 @@ def load_documents(text: str) -> Iterator[Loaded | Broken]:
         else:
             if built is None:
                 continue
-            data, positions = built
-            if fix is not None:
-                _fix_positions(positions, fix)
+            data, _ = built
+            positions = Positions(build=functools.partial(_positions_of, chunk, first_line, fix))
             yield Loaded(index, data, positions, first_line + 1)
         index += 1
 
@@ -195,15 +195,20 @@ def _line_fixer(chunk: str, first_line: int) -> Callable[[int, int], tuple[int, 
     return fix
 
 
-def _fix_positions(positions: Positions, fix: Callable[[int, int], tuple[int, int]]) -> None:
-    for table in (positions.keys, positions.values):
-        assert isinstance(table, dict)
-        for path, (line, column) in table.items():
-            table[path] = fix(line, column)
-    scalars = positions.raw_scalars
-    assert isinstance(scalars, dict)
-    for path, (line, column, style) in scalars.items():
-        scalars[path] = (*fix(line, column), style)
+def _positions_of(
+    chunk: str, first_line: int, fix: Callable[[int, int], tuple[int, int]] | None
+) -> RawTables:
+    """The position tables of a document that already parsed once (so this cannot fail)."""
+    builder = _Builder(first_line, record=True)
+    builder.run(chunk)
+    keys, values, scalars = builder.keys, builder.values, builder.scalars
+    if fix is not None:
+        for table in (keys, values):
+            for path, (line, column) in table.items():
+                table[path] = fix(line, column)
+        for path, (line, column, style) in scalars.items():
+            scalars[path] = (*fix(line, column), style)
+    return keys, values, scalars
 
 
 def _only_comments(chunk: str) -> bool:
@@ -226,6 +231,13 @@ def load_single(text: str) -> Loaded:
     if len(loaded) > 1:
         raise YamlProblem("expected one YAML document, found several", loaded[1].start_line, 1)
     return loaded[0]
+
+
+class _Discard(dict[Any, Any]):
+    """A table that keeps nothing: the builder's sink when only the data is wanted."""
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        pass
 
 
 class _Frame:
@@ -258,11 +270,13 @@ class _Builder:
     ``run``: this loop is most of the cost of linting.
     """
 
-    def __init__(self, line_offset: int) -> None:
+    def __init__(self, line_offset: int, record: bool = True) -> None:
         self.offset = line_offset
-        self.keys: dict[Path, tuple[int, int]] = {}
-        self.values: dict[Path, tuple[int, int]] = {}
-        self.scalars: dict[Path, tuple[int, int, str | None]] = {}
+        self.record = record  # False: data only (positions are built again on demand)
+        table = dict if record else _Discard
+        self.keys: dict[Path, tuple[int, int]] = table()
+        self.values: dict[Path, tuple[int, int]] = table()
+        self.scalars: dict[Path, tuple[int, int, str | None]] = table()
         self.anchors: dict[str, tuple[Any, int]] = {}  # anchor -> (value, subtree size)
         self.expanded = 0
         self.constructor = SafeConstructor()
@@ -286,6 +300,7 @@ class _Builder:
             keys, values, scalars = self.keys, self.values, self.scalars
             offset = self.offset + 1
             resolve = _resolve_plain
+            record = self.record
             while True:
                 event = get_event()
                 kind = type(event)
@@ -304,12 +319,14 @@ class _Builder:
                                 if key in frame.value:
                                     raise YamlProblem(f"duplicate key {key!r}", *where)
                                 frame.pending_key = key
-                                keys[(*frame.path, key)] = where
+                                if record:
+                                    keys[(*frame.path, key)] = where
                                 continue
                             if pending is not _MERGE:  # a string value
-                                path = (*frame.path, pending)
-                                values[path] = where
-                                scalars[path] = (where[0], where[1], event.style or None)
+                                if record:
+                                    path = (*frame.path, pending)
+                                    values[path] = where
+                                    scalars[path] = (where[0], where[1], event.style or None)
                                 frame.value[pending] = event.value
                                 frame.size += 1
                                 frame.pending_key = _NO_KEY
