@@ -30,6 +30,7 @@ from pmanifest.document import Path, Pos
 from pmanifest.rules import Context, Hit, rule
 from pmanifest.shell import (
     Command,
+    Loc,
     PreStop,
     ScriptFacts,
     Trap,
@@ -184,8 +185,8 @@ def no_checkpoint_handler(context: Context) -> Iterable[Hit]:
 @rule("PM303")
 def trap_lost_by_exec(context: Context) -> Iterable[Hit]:
     for shell in _shells(context.workload):
-        if not shell.facts.traps:
-            continue
+        if not shell.facts.traps or not shell.facts.execs:
+            continue  # (positions are only worked out for what is reported)
         first = shell.trap_hit(context, shell.facts.traps[0], "")
         for command in shell.facts.execs:
             yield shell.trap_hit(
@@ -230,15 +231,18 @@ def checkpoint_on_ephemeral_storage(context: Context) -> Iterable[Hit]:
     if not workload.placement.preemptible:
         return
     volumes = workload.volumes()
+    doc = workload.doc
     for shell in _shells(workload):
         env = _literal_env(shell.container.data)
         mounts = _mounts(shell.container.data)
-        seen: set[tuple[str, Pos | None, Path]] = set()
-        for path, where, pos, raw in _checkpoint_paths(context, shell, env):
+        seen: set[tuple[str, Loc | None, Path]] = set()
+        for path, where, loc, raw in _checkpoint_paths(context, shell, env):
             reason = _ephemeral(path, mounts, volumes)
-            if reason is None or (raw, pos, where) in seen:
+            if reason is None or (raw, loc, where) in seen:
                 continue
-            seen.add((raw, pos, where))
+            seen.add((raw, loc, where))
+            # positions are worked out only here, for what is reported
+            pos = script_pos(doc, where, loc) if loc is not None else doc.positions.value_at(where)
             yield Hit(where,
                       f"checkpoint path {path} {reason}: it is lost with the node; write "
                       "checkpoints to the persistent shared volume", pos)
@@ -246,34 +250,31 @@ def checkpoint_on_ephemeral_storage(context: Context) -> Iterable[Hit]:
 
 def _checkpoint_paths(
     context: Context, shell: _Shell, env: dict[str, tuple[int, str]]
-) -> Iterator[tuple[str, Path, Pos | None, str]]:
-    """(resolved path, where, position, as written) of every checkpoint path of a container."""
+) -> Iterator[tuple[str, Path, Loc | None, str]]:
+    """(resolved path, where, location inside the script at ``where`` if any, as written) of
+    every checkpoint path of a container."""
     values = {name: value for name, (_, value) in env.items()}
     if context.workload.role == "worker":
         for name, (index, value) in env.items():
             if CHECKPOINT_ENV.match(name) and value.startswith("/"):
-                where = (*shell.container.path, "env", index, "value")
-                yield value, where, context.workload.doc.positions.value_at(where), value
-    doc = context.workload.doc
+                yield value, (*shell.container.path, "env", index, "value"), None, value
     if shell.script_path is not None:
         for trap in shell.facts.traps:
             for command in trap.work:
-                pos = script_pos(doc, shell.script_path, command.loc)
                 for raw in written_paths(command):
                     resolved = _substitute(raw, values)
                     if resolved is not None:
-                        yield resolved, shell.script_path, pos, raw
+                        yield resolved, shell.script_path, command.loc, raw
     prestop = shell.prestop
     if prestop is None or prestop.action != "exec":
         return
     if prestop.script is not None:
         path = (*shell.container.path, *prestop.script[0])
         for command in analyse(prestop.script[1]).work:
-            pos = script_pos(doc, path, command.loc)
             for raw in written_paths(command):
                 resolved = _substitute(raw, values)
                 if resolved is not None:
-                    yield resolved, path, pos, raw
+                    yield resolved, path, command.loc, raw
     elif prestop.argv:
         command = prestop.commands()[0]
         if not command.does_work:
