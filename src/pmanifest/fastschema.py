@@ -48,6 +48,24 @@ _TYPES: dict[str, Check] = {
 }
 
 
+_CLASSES: dict[str, type] = {
+    "string": str, "boolean": bool, "object": dict, "array": list, "null": type(None),
+}
+
+
+def _all_of(checks: list[Check]) -> Check:
+    """The conjunction of ``checks``, without a generator for the common small cases."""
+    if len(checks) == 1:
+        return checks[0]
+    if len(checks) == 2:
+        first, second = checks
+        return lambda v: first(v) and second(v)
+    if len(checks) == 3:
+        first, second, third = checks
+        return lambda v: first(v) and second(v) and third(v)
+    return lambda v: all(c(v) for c in checks)
+
+
 def _same(a: Any, b: Any) -> bool:
     """JSON equality: True is not 1."""
     if isinstance(a, bool) or isinstance(b, bool):
@@ -102,12 +120,14 @@ class Compiler:
         if "items" in schema:
             item = self.schema(schema["items"])
             checks.append(lambda v: not isinstance(v, list) or all(item(i) for i in v))
-        if len(checks) == 1:
-            return checks[0]
-        return lambda v: all(c(v) for c in checks)
+        return _all_of(checks)
 
     def type_check(self, types: Any) -> Check:
         names = [types] if isinstance(types, str) else list(types)
+        if not {"integer", "number"} & set(names):
+            # one isinstance over a tuple (bool is not an int here: "boolean" is its own type)
+            classes = tuple(_CLASSES[n] for n in names)
+            return lambda v: isinstance(v, classes)
         tests = [_TYPES[n] for n in names]
         if len(tests) == 1:
             return tests[0]
