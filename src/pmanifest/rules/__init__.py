@@ -213,6 +213,8 @@ def load_plugins() -> None:
     """Load the ``pmanifest.rules`` entry points not loaded yet. A plugin that fails to import,
     fails when called or registers a bad rule is a ConfigError naming it; nothing it
     registered stays behind."""
+    if not _plugins_declared():
+        return  # the common case, without importing importlib.metadata (~20 ms at start-up)
     from importlib.metadata import entry_points
 
     for ep in entry_points(group=PLUGIN_GROUP):
@@ -231,6 +233,32 @@ def load_plugins() -> None:
             raise ConfigError(f"rule plugin {ep.name!r} = {ep.value}{dist} is broken: "
                               f"{type(exc).__name__}: {exc}; fix or uninstall it") from None
         _LOADED_PLUGINS.add(key)
+
+
+def _plugins_declared() -> bool:
+    """Does any installed distribution declare a ``pmanifest.rules`` entry point? A plain scan
+    of the ``entry_points.txt`` files on sys.path (what importlib.metadata reads too)."""
+    import os
+    import sys
+
+    header = f"[{PLUGIN_GROUP}]"
+    for directory in sys.path:
+        try:
+            entries = os.scandir(directory or ".")
+        except OSError:
+            continue
+        with entries:
+            for entry in entries:
+                if not entry.name.endswith((".dist-info", ".egg-info")):
+                    continue
+                try:
+                    with open(os.path.join(entry.path, "entry_points.txt"),
+                              encoding="utf-8") as handle:
+                        if header in handle.read():
+                            return True
+                except OSError:
+                    continue
+    return False
 
 
 @functools.cache
