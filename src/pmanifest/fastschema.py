@@ -7,7 +7,8 @@ tree of small closures, which answers the same question many times faster. When 
 straightforward path produces.
 
 Supported keywords: type, properties, additionalProperties, required, items, enum, oneOf,
-$ref (into the shared definitions, recursion allowed). Annotations (description, format,
+$ref (into the shared definitions, recursion allowed), minimum, maximum, pattern, minLength,
+maxLength, minItems, uniqueItems, const. Annotations (description, format,
 x-kubernetes-*) do not affect validity (jsonschema does not assert ``format`` by default).
 Any other keyword makes ``compile_schema`` return None, and the caller uses jsonschema alone.
 """
@@ -25,6 +26,8 @@ _ANNOTATIONS = frozenset({
 })
 _SUPPORTED = frozenset({
     "type", "properties", "additionalProperties", "required", "items", "enum", "oneOf", "$ref",
+    "minimum", "maximum", "pattern", "minLength", "maxLength", "minItems", "uniqueItems",
+    "const",
 })
 
 
@@ -67,10 +70,19 @@ def _all_of(checks: list[Check]) -> Check:
 
 
 def _same(a: Any, b: Any) -> bool:
-    """JSON equality: True is not 1."""
+    """JSON equality: True is not 1 (also inside lists and objects)."""
     if isinstance(a, bool) or isinstance(b, bool):
         return a is b
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
     return bool(a == b)
+
+
+def _unique(items: list[Any]) -> bool:
+    return not any(_same(items[i], items[j])
+                   for i in range(len(items)) for j in range(i + 1, len(items)))
 
 
 class Compiler:
@@ -120,7 +132,42 @@ class Compiler:
         if "items" in schema:
             item = self.schema(schema["items"])
             checks.append(lambda v: not isinstance(v, list) or all(item(i) for i in v))
+        checks.extend(self.value_checks(schema))
         return _all_of(checks)
+
+    def value_checks(self, schema: dict[str, Any]) -> list[Check]:
+        """Bounds, lengths, patterns and constants (each applies to its own type only)."""
+        checks: list[Check] = []
+
+        def number(v: Any) -> bool:
+            return isinstance(v, int | float) and not isinstance(v, bool)
+
+        if "minimum" in schema:
+            low = schema["minimum"]
+            checks.append(lambda v: not number(v) or v >= low)
+        if "maximum" in schema:
+            high = schema["maximum"]
+            checks.append(lambda v: not number(v) or v <= high)
+        if "pattern" in schema:
+            import re
+
+            search = re.compile(schema["pattern"]).search
+            checks.append(lambda v: not isinstance(v, str) or search(v) is not None)
+        if "minLength" in schema:
+            shortest = schema["minLength"]
+            checks.append(lambda v: not isinstance(v, str) or len(v) >= shortest)
+        if "maxLength" in schema:
+            longest = schema["maxLength"]
+            checks.append(lambda v: not isinstance(v, str) or len(v) <= longest)
+        if "minItems" in schema:
+            fewest = schema["minItems"]
+            checks.append(lambda v: not isinstance(v, list) or len(v) >= fewest)
+        if schema.get("uniqueItems") is True:
+            checks.append(lambda v: not isinstance(v, list) or _unique(v))
+        if "const" in schema:
+            constant = schema["const"]
+            checks.append(lambda v: _same(v, constant))
+        return checks
 
     def type_check(self, types: Any) -> Check:
         names = [types] if isinstance(types, str) else list(types)

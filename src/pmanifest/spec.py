@@ -10,8 +10,10 @@ offending key or value, and a message of the form ``what is wrong; what to do``.
 from __future__ import annotations
 
 import difflib
+import functools
 import posixpath
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -320,7 +322,17 @@ def load_spec(text: str, file: str, profile: Profile | None = None) -> Spec:
     return _Checker(data, positions, file, profile).spec()
 
 
+@functools.cache
+def _fast_spec_check() -> Callable[[Any], bool] | None:
+    from pmanifest.fastschema import compile_schema
+
+    return compile_schema(SPEC_SCHEMA, {})
+
+
 def _check_schema(data: dict[str, Any], positions: Positions, file: str) -> None:
+    fast = _fast_spec_check()
+    if fast is not None and fast(data):
+        return  # valid: answered without importing jsonschema (most of render's start-up)
     from jsonschema import Draft202012Validator
 
     validator = Draft202012Validator(SPEC_SCHEMA)

@@ -1,0 +1,61 @@
+"""The compiled yes/no check of the spec schema agrees with jsonschema (so a valid spec can
+skip jsonschema, and an invalid one still gets jsonschema's exact error)."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from jsonschema import Draft202012Validator
+
+from pmanifest.spec import SPEC_SCHEMA, _fast_spec_check
+
+EXAMPLES = Path(__file__).resolve().parent.parent.parent / "examples"
+SPECS = [yaml.safe_load(p.read_text()) for p in sorted(EXAMPLES.glob("*.yaml"))]
+VALIDATOR = Draft202012Validator(SPEC_SCHEMA)
+
+_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 400) | st.floats(allow_nan=False)
+    | st.sampled_from(["", "worker", "serving", "sigterm", "preStop", "/mnt/shared/x", "Bad_Name",
+                       "a" * 70, "1.31", "preemptible", "standard"]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+        st.sampled_from(["name", "role", "image", "gpus", "command", "checkpoint", "trigger",
+                         "dir", "replicas", "env", "x"]), inner, max_size=3),
+    max_leaves=8,
+)
+
+
+def _paths(node: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    out = [prefix]
+    if isinstance(node, dict):
+        for key, value in node.items():
+            out.extend(_paths(value, (*prefix, key)))
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            out.extend(_paths(value, (*prefix, i)))
+    return out
+
+
+def test_examples_are_valid_on_both_paths() -> None:
+    fast = _fast_spec_check()
+    assert fast is not None
+    for spec in SPECS:
+        assert fast(spec) and VALIDATOR.is_valid(spec)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.sampled_from(range(len(SPECS))), st.data(), _values)
+def test_fast_check_agrees_with_jsonschema(index: int, data: st.DataObject, value: Any) -> None:
+    spec = copy.deepcopy(SPECS[index])
+    path = data.draw(st.sampled_from(_paths(spec)[1:]))
+    node: Any = spec
+    for part in path[:-1]:
+        node = node[part]
+    node[path[-1]] = value
+    fast = _fast_spec_check()
+    assert fast is not None
+    assert fast(spec) == VALIDATOR.is_valid(spec)
