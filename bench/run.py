@@ -119,7 +119,7 @@ def main() -> None:
         one_dir = base / "one"
         one_dir.mkdir()
         shutil.copy(corpus[0], one_dir / "one.yaml")
-        spec = ROOT / "examples" / "coordinator-workers.yaml"
+        spec = ROOT / "bench" / "four-workloads.yaml"
         print(throughput(corpus, repeats), flush=True)
         print(startup(one_dir / "one.yaml", repeats), flush=True)
         if spec.is_file():
