@@ -1,7 +1,7 @@
 """Rules: checkpoint triggers and handlers (see policies/rules-checkpoint.yaml).
 
 The preemption contract: SIGTERM at T+0, the preStop hook first, both inside one grace period
-capped at 300 s, the node gone as soon as the pods exit. These rules read each container's
+capped by the provider (the profile's cap: 300 s on Together), the node gone as soon as the pods exit. These rules read each container's
 shell script (``sh -c``) and preStop hook through :mod:`pmanifest.shell`, never with regular
 expressions, and point at the exact line inside the script where the YAML allows it.
 
@@ -100,12 +100,15 @@ def _line(pos: Pos | None) -> str:
 def grace_period_unclaimed(context: Context) -> Iterable[Hit]:
     workload = context.workload
     grace = _grace(workload.pod)
-    if not workload.placement.preemptible or grace is None or grace > DEFAULT_GRACE:
+    cap = context.profile.grace_period_cap
+    # where the provider's whole window is 30 s or less (GKE spot: 15 s), the default already
+    # claims all of it: nothing is unclaimed
+    if not workload.placement.preemptible or grace is None or grace >= min(cap, DEFAULT_GRACE + 1):
         return
     told = ("is not set, so the pod gets the default 30 s"
             if "terminationGracePeriodSeconds" not in workload.pod
             else f"is {grace} s")
-    fix = "claim the window with terminationGracePeriodSeconds (up to 300)"
+    fix = f"claim the window with terminationGracePeriodSeconds (up to {cap})"
     for shell in _shells(workload):
         if shell.facts.traps:
             yield shell.trap_hit(
