@@ -1,9 +1,10 @@
 """Rules: checkpoint triggers and handlers (see policies/rules-checkpoint.yaml).
 
 The preemption contract: SIGTERM at T+0, the preStop hook first, both inside one grace period
-capped by the provider (the profile's cap: 300 s on Together), the node gone as soon as the pods exit. These rules read each container's
-shell script (``sh -c``) and preStop hook through :mod:`pmanifest.shell`, never with regular
-expressions, and point at the exact line inside the script where the YAML allows it.
+capped by the provider (the profile's cap: 300 s on Together), the node gone as soon as the
+pods exit. These rules read each container's shell script (``sh -c``) and preStop hook
+through :mod:`pmanifest.shell`, never with regular expressions, and point at the exact line
+inside the script where the YAML allows it.
 
 Decisions (documented in the rules' metadata):
 
