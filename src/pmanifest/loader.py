@@ -55,13 +55,23 @@ _RESOLVER = Resolver()
 _RESOLVED: dict[tuple[str, Any], str] = {}
 
 
+_MAY_RESOLVE = frozenset(_RESOLVER.yaml_implicit_resolvers)  # first characters with a regex
+_CACHE_LIMIT = 4096
+
+
 def _resolve_plain(value: str, implicit: Any) -> str:
-    """The implicit tag of an untagged scalar (cached: manifests repeat their words)."""
+    """The implicit tag of an untagged scalar. Only a plain scalar whose first character can
+    start a non-string (a digit, ``t``rue, ``n``ull, ...) needs regexes; those results are
+    cached (manifests repeat their words), in a small bounded cache."""
+    if not implicit[0]:
+        return _STR  # quoted: a string whatever it looks like
+    if (value[:1] if value else "") not in _MAY_RESOLVE:
+        return _STR
     key = (value, implicit)
     tag = _RESOLVED.get(key)
     if tag is None:
         tag = _RESOLVER.resolve(ScalarNode, value, implicit)  # type: ignore[no-untyped-call]
-        if len(_RESOLVED) > 50_000:
+        if len(_RESOLVED) >= _CACHE_LIMIT:
             _RESOLVED.clear()
         _RESOLVED[key] = tag
     return tag
