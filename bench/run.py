@@ -120,6 +120,17 @@ def scale_out(tree: Path, files: int, repeats: int) -> str:
             f"2 cores); {one:.2f} s vs {two:.2f} s, {files} files, {os.cpu_count()} CPUs")
 
 
+def representative(corpus: list[Path]) -> Path:
+    """A file that exercises every code path of the corpus (a Job over the grace cap and a
+    Deployment on preemptible nodes, so findings and their messages are produced): the memory
+    ratio should measure streaming, not which modules a clean file never imports."""
+    for path in corpus:
+        text = path.read_text()
+        if "terminationGracePeriodSeconds: 600" in text and "      nodeSelector:" in text:
+            return path
+    return corpus[0]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="tiny corpus, 1-2 repeats")
@@ -131,7 +142,7 @@ def main() -> None:
         corpus = generate(base / "corpus", sizes[0])
         one_dir = base / "one"
         one_dir.mkdir()
-        shutil.copy(corpus[0], one_dir / "one.yaml")
+        shutil.copy(representative(corpus), one_dir / "one.yaml")
         spec = ROOT / "bench" / "four-workloads.yaml"
         print(throughput(corpus, repeats), flush=True)
         print(startup(one_dir / "one.yaml", repeats), flush=True)
