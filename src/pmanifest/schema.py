@@ -176,7 +176,7 @@ def _problems(error: Any) -> Iterator[SchemaProblem]:
         expected = error.validator_value
         expected_text = " or ".join(t for t in expected if t != "null") if isinstance(
             expected, list) else expected
-        yield SchemaProblem(path, f"expected {expected_text}, got {_json_type(error.instance)}")
+        yield SchemaProblem(path, f"expected {expected_text}, got {json_type(error.instance)}")
         return
     if validator == "enum":
         allowed_values = ", ".join(repr(v) for v in error.validator_value if v is not None)
@@ -188,7 +188,8 @@ def _problems(error: Any) -> Iterator[SchemaProblem]:
     yield SchemaProblem(path, message)
 
 
-def _json_type(value: Any) -> str:
+def json_type(value: Any) -> str:
+    """The JSON Schema type name of a loaded YAML value."""
     if value is None:
         return "null"
     if isinstance(value, bool):

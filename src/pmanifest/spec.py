@@ -435,17 +435,11 @@ def _article(noun: str) -> str:
 
 
 def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    return "list" if isinstance(value, list) else "mapping"
+    """The type of a spec value in the words of YAML users (list, mapping)."""
+    from pmanifest.schema import json_type
+
+    name = json_type(value)
+    return {"array": "list", "object": "mapping"}.get(name, name)
 
 
 class _Checker:
