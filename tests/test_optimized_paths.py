@@ -54,3 +54,22 @@ def test_default_jobs_is_bounded() -> None:
     from pmanifest.parallel import MAX_JOBS, default_jobs
 
     assert 1 <= default_jobs() <= MAX_JOBS
+
+
+CORPUS_REPO = Path(__file__).resolve().parent / "corpus" / "repo"
+
+
+@pytest.mark.parametrize("locate_above", [0, 10**9])
+def test_positions_located_path_by_path_match_whole_tables(
+    locate_above: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Large documents locate only the paths of their findings (a second parse); small ones
+    table every position. Forcing either mode on the realistic repository (Lists, Helm and
+    Kustomize output, scripts in block scalars) gives the same findings at the same places."""
+    monkeypatch.chdir(CORPUS_REPO)
+    default = lint(Path("."), "--jobs", "1")
+    from pmanifest import loader
+
+    monkeypatch.setattr(loader, "LOCATE_ABOVE", locate_above)
+    assert lint(Path("."), "--jobs", "1") == default
+    assert '"line"' in default

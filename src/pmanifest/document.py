@@ -6,7 +6,7 @@ user's data, so every consumer sees exactly the mapping the YAML described.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -82,10 +82,12 @@ class Positions:
     the root, the node's own position. ``values`` holds where each value starts. Entries are
     plain ``(line, column)`` tuples, 1-based; accessors return Pos.
 
-    A table may be lazy (``build`` given): most documents produce no finding, so the loader
-    only records positions when something asks for one, by parsing the document again."""
+    Tables may be lazy. Most documents produce no finding, so the loader records positions only
+    when something asks for one, by parsing the document again: the whole table (``build``),
+    or for a very large document only the paths asked for (``locate``, so a finding in a
+    million-node document costs a second pass, not a million-entry table)."""
 
-    __slots__ = ("_build", "_splits", "_tables")
+    __slots__ = ("_build", "_known", "_locate", "_parent", "_prefix", "_splits", "_tables")
 
     def __init__(
         self,
@@ -94,19 +96,53 @@ class Positions:
         raw_scalars: Mapping[Path, tuple[int, int, str | None]] | None = None,
         *,
         build: Callable[[], RawTables] | None = None,
+        locate: Callable[[frozenset[Path]], RawTables] | None = None,
     ) -> None:
         self._tables: RawTables | None = None
-        if build is None:
+        if build is None and locate is None:
             self._tables = (keys or {}, values or {}, raw_scalars or {})
         self._build = build
+        self._locate = locate
+        self._known: set[Path] = set()
         self._splits: dict[Path, dict[str | int, RawTables]] = {}
+        self._parent: Positions | None = None  # a view of the parent's subtree at _prefix
+        self._prefix: Path = ()
+
+    def absolute(self, path: Path) -> Path:
+        """``path`` as seen from the outermost table (views add their prefix)."""
+        if self._parent is None:
+            return path
+        return self._parent.absolute((*self._prefix, *path))
 
     def _get(self) -> RawTables:
         if self._tables is None:
-            assert self._build is not None
-            self._tables = self._build()
-            self._build = None
+            if self._build is not None:
+                self._tables = self._build()
+                self._build = None
+            else:
+                self._tables = ({}, {}, {})  # filled on demand by _ensure
         return self._tables
+
+    def prefetch(self, paths: Iterable[Path]) -> None:
+        """Locate several paths in one pass (a no-op unless in locate mode)."""
+        if self._parent is not None:
+            self._parent.prefetch((*self._prefix, *p) for p in paths)
+        elif self._locate is not None:
+            self._ensure(*paths)
+
+    def _ensure(self, *paths: Path) -> None:
+        """In locate mode, look up ``paths`` and their ancestors (once)."""
+        if self._locate is None:
+            return
+        wanted = frozenset(p[:n] for p in paths for n in range(len(p) + 1)) - self._known
+        if not wanted:
+            return
+        found = self._locate(wanted)
+        keys, values, scalars = self._get()
+        for table, new in ((keys, found[0]), (values, found[1]), (scalars, found[2])):
+            assert isinstance(table, dict)
+            table.update(new)
+        self._known |= wanted
 
     @property
     def keys(self) -> Mapping[Path, tuple[int, int]]:
@@ -122,10 +158,15 @@ class Positions:
 
     @property
     def scalars(self) -> ScalarTable:
+        if self._locate is not None or self._parent is not None:
+            return ScalarTable(_Located(self))
         return ScalarTable(self.raw_scalars)
 
     def at(self, path: Path) -> Pos:
         """Position of ``path``, or of its deepest ancestor that exists in the source."""
+        if self._parent is not None:
+            return self._parent.at((*self._prefix, *path))
+        self._ensure(path)
         keys = self.keys
         p = path
         while True:
@@ -137,6 +178,9 @@ class Positions:
             p = p[:-1]
 
     def value_at(self, path: Path) -> Pos:
+        if self._parent is not None:
+            return self._parent.value_at((*self._prefix, *path))
+        self._ensure(path)
         found = self.values.get(path)
         return Pos(*found) if found is not None else self.at(path)
 
@@ -147,8 +191,23 @@ class Positions:
 
     def child(self, prefix: Path, key: str | int) -> Positions:
         """The (lazy) table of ``prefix + (key,)``, rebased; siblings share one split pass."""
+        if self._locate is not None or self._parent is not None:
+            return self._located_subtree((*prefix, key))
         empty: RawTables = ({}, {}, {})
         return Positions(build=lambda: self._split(prefix).get(key, empty))
+
+    def _located_subtree(self, prefix: Path) -> Positions:
+        """A view of the subtree at ``prefix``: lookups go to this table (and its cache)."""
+        view = Positions()
+        view._parent = self
+        view._prefix = prefix
+        return view
+
+    def _scalar(self, path: Path) -> tuple[int, int, str | None]:
+        if self._parent is not None:
+            return self._parent._scalar((*self._prefix, *path))
+        self._ensure(path)
+        return self.raw_scalars[path]
 
     def _split(self, prefix: Path) -> dict[str | int, RawTables]:
         if prefix not in self._splits:
@@ -163,11 +222,32 @@ class Positions:
 
     def rebased(self, prefix: Path) -> Positions:
         """The table of the subtree at ``prefix``, with paths relative to it."""
+        if self._locate is not None or self._parent is not None:
+            return self._located_subtree(prefix)
         n = len(prefix)
         keys = {p[n:]: v for p, v in self.keys.items() if p[:n] == prefix}
         values = {p[n:]: v for p, v in self.values.items() if p[:n] == prefix}
         scalars = {p[n:]: v for p, v in self.raw_scalars.items() if p[:n] == prefix}
         return Positions(keys, values, scalars)
+
+
+class _Located(Mapping[Path, tuple[int, int, str | None]]):
+    """The scalar table of a locate-mode Positions or a view: each lookup locates its path
+    first (iterating shows only what was located so far)."""
+
+    __slots__ = ("_positions",)
+
+    def __init__(self, positions: Positions) -> None:
+        self._positions = positions
+
+    def __getitem__(self, path: Path) -> tuple[int, int, str | None]:
+        return self._positions._scalar(path)
+
+    def __iter__(self) -> Iterator[Path]:
+        return iter(self._positions.raw_scalars)
+
+    def __len__(self) -> int:
+        return len(self._positions.raw_scalars)
 
 
 @dataclass(frozen=True)

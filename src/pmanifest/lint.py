@@ -64,9 +64,14 @@ def lint_file(raw: bytes, file: str, options: LintOptions) -> FileResult:
             findings.extend(_syntax_findings(file, item.problem, options))
             continue
         doc = Document(file, item.index, item.data, item.positions, lines)
-        for obj in _objects(doc):
-            objects += 1
-            findings.extend(_lint_object(obj, options))
+        checked = [(obj, _hits(obj, options)) for obj in _objects(doc)]
+        objects += len(checked)
+        # where positions are looked up path by path (a very large document), every finding
+        # of the document, List items included, is located in one pass
+        doc.positions.prefetch(obj.positions.absolute(hit.path)
+                               for obj, hits in checked for _, hit in hits if hit.pos is None)
+        for obj, hits in checked:
+            findings.extend(_findings(obj, hits, options))
     return FileResult(sorted(findings, key=Finding.sort_key), objects)
 
 
@@ -92,7 +97,8 @@ def _objects(doc: Document) -> Iterator[Document]:
     yield doc
 
 
-def _lint_object(doc: Document, options: LintOptions) -> list[Finding]:
+def _hits(doc: Document, options: LintOptions) -> list[tuple[Rule, Hit]]:
+    """What every enabled rule reports about one object."""
     rules = registry()
     hits: list[tuple[Rule, Hit]] = []
     if options.enabled("PM002"):
@@ -111,6 +117,11 @@ def _lint_object(doc: Document, options: LintOptions) -> list[Finding]:
             hits.extend((rule, hit) for hit in rule.object_check(object_context))
         elif rule.check is not None and context is not None:
             hits.extend((rule, hit) for hit in rule.check(context))
+    return hits
+
+
+def _findings(doc: Document, hits: list[tuple[Rule, Hit]], options: LintOptions) -> list[Finding]:
+    """Hits, less the suppressed ones, as findings at their positions."""
     ignored = _annotation_ignores(doc)
     out = []
     for rule, hit in hits:

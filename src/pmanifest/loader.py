@@ -39,6 +39,9 @@ except AttributeError:  # pragma: no cover - PyYAML built without libyaml
     _Loader = yaml.SafeLoader
 
 MAX_DEPTH = 200
+# Above this many characters a document's positions are looked up path by path (a second
+# parse per batch of findings) instead of being tabled whole (~250 bytes per node).
+LOCATE_ABOVE = 256 * 1024
 MAX_ALIAS_EXPANSION = 100_000
 # Every node's position is keyed by its full path, so a node costs memory in proportion to its
 # depth: 1,000,000 items nested 198 levels deep (a 2 MB file) took 2 GB and 24 s. The sum of
@@ -172,7 +175,11 @@ def load_documents(text: str) -> Iterator[Loaded | Broken]:
             if built is None:
                 continue
             data, _ = built
-            positions = Positions(build=functools.partial(_positions_of, chunk, first_line, fix))
+            if len(chunk) > LOCATE_ABOVE:
+                positions = Positions(locate=functools.partial(_located, chunk, first_line, fix))
+            else:
+                build = functools.partial(_positions_of, chunk, first_line, fix)
+                positions = Positions(build=build)
             yield Loaded(index, data, positions, first_line + 1)
         index += 1
 
@@ -205,11 +212,20 @@ def _line_fixer(chunk: str, first_line: int) -> Callable[[int, int], tuple[int, 
     return fix
 
 
-def _positions_of(
-    chunk: str, first_line: int, fix: Callable[[int, int], tuple[int, int]] | None
+def _located(
+    chunk: str, first_line: int, fix: Callable[[int, int], tuple[int, int]] | None,
+    wanted: frozenset[Path],
 ) -> RawTables:
-    """The position tables of a document that already parsed once (so this cannot fail)."""
-    builder = _Builder(first_line, record=True)
+    return _positions_of(chunk, first_line, fix, wanted)
+
+
+def _positions_of(
+    chunk: str, first_line: int, fix: Callable[[int, int], tuple[int, int]] | None,
+    wanted: frozenset[Path] | None = None,
+) -> RawTables:
+    """The position tables of a document that already parsed once (so this cannot fail):
+    all of them, or only the ``wanted`` paths."""
+    builder = _Builder(first_line, record=True, wanted=wanted)
     builder.run(chunk)
     keys, values, scalars = builder.keys, builder.values, builder.scalars
     if fix is not None:
@@ -250,6 +266,18 @@ class _Discard(dict[Any, Any]):
         pass
 
 
+class _Wanted(dict[Any, Any]):
+    """A table that keeps only the paths asked for."""
+
+    def __init__(self, wanted: frozenset[Path]) -> None:
+        super().__init__()
+        self.wanted = wanted
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        if key in self.wanted:
+            super().__setitem__(key, value)
+
+
 class _Frame:
     """A mapping or sequence being built."""
 
@@ -280,10 +308,17 @@ class _Builder:
     ``run``: this loop is most of the cost of linting.
     """
 
-    def __init__(self, line_offset: int, record: bool = True) -> None:
+    def __init__(
+        self, line_offset: int, record: bool = True, wanted: frozenset[Path] | None = None
+    ) -> None:
         self.offset = line_offset
         self.record = record  # False: data only (positions are built again on demand)
-        table = dict if record else _Discard
+        if not record:
+            table: Callable[[], dict[Any, Any]] = _Discard
+        elif wanted is not None:  # only these paths (a very large document)
+            table = functools.partial(_Wanted, wanted)
+        else:
+            table = dict
         self.keys: dict[Path, tuple[int, int]] = table()
         self.values: dict[Path, tuple[int, int]] = table()
         self.scalars: dict[Path, tuple[int, int, str | None]] = table()

@@ -41,12 +41,20 @@ def _deep_and_wide() -> str:
     return "a: " + "[" * 198 + ",".join(["a"] * 1_000_000) + "]" * 198 + "\n"
 
 
+def _flat_list_with_finding() -> str:
+    # a million nodes in one document, and a finding in it: its position is located by a
+    # second parse, not by tabling a million positions (that took ~500 MB)
+    return ("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: flat}\ndata: {k: ["
+            + "a," * 1_000_000 + "a]}\n")
+
+
 # name -> (generator, exit code, max seconds, max peak MB)
 CASES: dict[str, tuple[Callable[[], str], int, float, float]] = {
     "string-20mb": (_string_20mb, 0, 30.0, 300.0),
     "documents-20k": (_documents_20k, 1, 60.0, 300.0),
     "billion-laughs": (billion_laughs, 1, 10.0, 100.0),
     "deep-and-wide-2mb": (_deep_and_wide, 1, 20.0, 300.0),
+    "flat-list-2mb-with-finding": (_flat_list_with_finding, 1, 30.0, 150.0),
 }
 
 
