@@ -184,11 +184,6 @@ class Positions:
         found = self.values.get(path)
         return Pos(*found) if found is not None else self.at(path)
 
-    def split(self, prefix: Path) -> dict[str | int, Positions]:
-        """The tables of every child of ``prefix`` (e.g. each item of a List), rebased, built
-        in one pass over the table (rebasing each child separately would be quadratic)."""
-        return {child: Positions(*tables) for child, tables in self._split(prefix).items()}
-
     def child(self, prefix: Path, key: str | int) -> Positions:
         """The (lazy) table of ``prefix + (key,)``, rebased; siblings share one split pass."""
         if self._locate is not None or self._parent is not None:
@@ -219,16 +214,6 @@ class Positions:
                 for child, table in keys.items()
             }
         return self._splits[prefix]
-
-    def rebased(self, prefix: Path) -> Positions:
-        """The table of the subtree at ``prefix``, with paths relative to it."""
-        if self._locate is not None or self._parent is not None:
-            return self._located_subtree(prefix)
-        n = len(prefix)
-        keys = {p[n:]: v for p, v in self.keys.items() if p[:n] == prefix}
-        values = {p[n:]: v for p, v in self.values.items() if p[:n] == prefix}
-        scalars = {p[n:]: v for p, v in self.raw_scalars.items() if p[:n] == prefix}
-        return Positions(keys, values, scalars)
 
 
 class _Located(Mapping[Path, tuple[int, int, str | None]]):

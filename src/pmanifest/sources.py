@@ -68,15 +68,6 @@ def iter_inputs(
             yield FileRef(path, named=True)
 
 
-def iter_sources(
-    paths: tuple[str, ...], stdin_name: str = "<stdin>", exclude: tuple[str, ...] = (),
-    base: FsPath | None = None,
-) -> Iterator[Source | Problem]:
-    """Every input, read."""
-    for item in iter_inputs(paths, stdin_name, exclude, base):
-        yield item.read() if isinstance(item, FileRef) else item
-
-
 def _excluded(name: str, exclude: tuple[str, ...], base: FsPath | None) -> bool:
     if not exclude:
         return False
