@@ -13,6 +13,7 @@ The whole output is built as one string; nothing is printed until everything suc
 
 from __future__ import annotations
 
+import functools
 import importlib.resources
 import json
 import posixpath
@@ -198,8 +199,24 @@ def _builtin_source(name: str) -> tuple[str, str, Callable[[], bool]] | None:
     return resource.read_text(encoding="utf-8"), _BUILTIN_PREFIX + name, lambda: True
 
 
+def _user_source(root: FsPath, name: str) -> tuple[str, str, Callable[[], bool]] | None:
+    """A template of ``--templates DIR`` by plain file name. Nothing outside the directory is
+    readable: not through ``..`` or an absolute name, nor through a symbolic link."""
+    if "/" in name or "\\" in name or name in ("", ".", ".."):
+        return None
+    path = root / name
+    if not path.is_file():
+        return None
+    real = path.resolve()
+    if real.parent != root:
+        raise InputError(f"template {name!r} leads outside the --templates directory "
+                         f"(to {real}); copy the file into the directory instead", str(path))
+    mtime = real.stat().st_mtime
+    return real.read_text(encoding="utf-8"), str(path), lambda: real.stat().st_mtime == mtime
+
+
 def _environment(templates_dir: str | None) -> Any:
-    from jinja2 import ChoiceLoader, FileSystemLoader, FunctionLoader, StrictUndefined
+    from jinja2 import ChoiceLoader, FunctionLoader, StrictUndefined
     from jinja2.sandbox import SandboxedEnvironment
 
     loaders: list[Any] = []
@@ -207,7 +224,8 @@ def _environment(templates_dir: str | None) -> Any:
         if not FsPath(templates_dir).is_dir():
             raise InputError("--templates: not a directory; give a directory of *.j2 files",
                              templates_dir)
-        loaders.append(FileSystemLoader(templates_dir))
+        root = FsPath(templates_dir).resolve()
+        loaders.append(FunctionLoader(functools.partial(_user_source, root)))
     loaders.append(FunctionLoader(_builtin_source))
     env = SandboxedEnvironment(
         loader=ChoiceLoader(loaders), undefined=StrictUndefined, autoescape=False,

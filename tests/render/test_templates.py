@@ -93,3 +93,30 @@ def test_quote_is_a_double_quoted_scalar() -> None:
         assert text.startswith('"') and text.endswith('"') and "\n" not in text
         assert yaml.safe_load(text) == value
     assert to_yaml({"k": ["a", 1, True, None]}) == '{"k": ["a", 1, true, null]}'
+
+
+@pytest.mark.parametrize("include", ["../outside.j2", "/etc/hostname", "sub/../../outside.j2"])
+def test_templates_cannot_include_files_outside_their_directory(
+    include: str, tmp_path: Path
+) -> None:
+    (tmp_path / "outside.j2").write_text("secret: 1\n")
+    templates = tmp_path / "templates"
+    templates.mkdir()
+    text = f'apiVersion: v1\nkind: Service\n{{% include "{include}" %}}\n'
+    code, out, err = _render(_override(templates, "service.yaml.j2", text))
+    assert (code, out) == (2, "")
+    assert err == (f"{templates / 'service.yaml.j2'}: template {include!r} not found; add it "
+                   "to --templates or reinstall pmanifest\n")
+
+
+def test_a_symlink_out_of_the_templates_directory_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "outside.yaml").write_text("metadata: {name: leaked}\n")
+    templates = tmp_path / "templates"
+    templates.mkdir()
+    (templates / "evil.j2").symlink_to(tmp_path / "outside.yaml")
+    text = 'apiVersion: v1\nkind: Service\n{% include "evil.j2" %}\n'
+    code, out, err = _render(_override(templates, "service.yaml.j2", text))
+    assert (code, out) == (2, "")
+    assert err == (f"{templates / 'evil.j2'}: template 'evil.j2' leads outside the --templates "
+                   f"directory (to {tmp_path / 'outside.yaml'}); copy the file into the "
+                   "directory instead\n")
