@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pmanifest.lint import LintOptions, lint_bytes
+from tests.treepaths import all_paths
 
 SEED_MANIFEST: dict[str, Any] = {
     "apiVersion": "batch/v1", "kind": "Job",
@@ -51,18 +52,7 @@ _json = st.recursive(
 )
 
 
-def _paths(node: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    out = [prefix]
-    if isinstance(node, dict):
-        for key, value in node.items():
-            out.extend(_paths(value, (*prefix, key)))
-    elif isinstance(node, list):
-        for i, value in enumerate(node):
-            out.extend(_paths(value, (*prefix, i)))
-    return out
-
-
-ALL_PATHS = _paths(SEED_MANIFEST)
+ALL_PATHS = all_paths(SEED_MANIFEST)
 
 
 def _lint(data: Any) -> None:

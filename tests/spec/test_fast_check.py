@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
 from pmanifest.spec import SPEC_SCHEMA, _fast_spec_check
+from tests.treepaths import all_paths
 
 EXAMPLES = Path(__file__).resolve().parent.parent.parent / "examples"
 SPECS = [yaml.safe_load(p.read_text()) for p in sorted(EXAMPLES.glob("*.yaml"))]
@@ -29,18 +30,7 @@ _values = st.recursive(
 )
 
 
-def _paths(node: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    out = [prefix]
-    if isinstance(node, dict):
-        for key, value in node.items():
-            out.extend(_paths(value, (*prefix, key)))
-    elif isinstance(node, list):
-        for i, value in enumerate(node):
-            out.extend(_paths(value, (*prefix, i)))
-    return out
-
-
-def test_examples_are_valid_on_both_paths() -> None:
+def test_examples_are_valid_on_bothall_paths() -> None:
     fast = _fast_spec_check()
     assert fast is not None
     for spec in SPECS:
@@ -51,7 +41,7 @@ def test_examples_are_valid_on_both_paths() -> None:
 @given(st.sampled_from(range(len(SPECS))), st.data(), _values)
 def test_fast_check_agrees_with_jsonschema(index: int, data: st.DataObject, value: Any) -> None:
     spec = copy.deepcopy(SPECS[index])
-    path = data.draw(st.sampled_from(_paths(spec)[1:]))
+    path = data.draw(st.sampled_from(all_paths(spec)[1:]))
     node: Any = spec
     for part in path[:-1]:
         node = node[part]
