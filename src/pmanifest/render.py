@@ -28,7 +28,14 @@ from pmanifest.errors import ConfigError, InputError, SpecError, TemplateError
 from pmanifest.loader import YamlProblem, load_single
 from pmanifest.profile import Profile, get_profile
 from pmanifest.schema import DEFAULT_KUBERNETES_VERSION, resolve_version, validate, version_tuple
-from pmanifest.spec import MIN_JOB_VERSION, Spec, Workload, load_spec
+from pmanifest.spec import (
+    MIN_JOB_VERSION,
+    SHARED_VOLUME_NAME,
+    Spec,
+    Volume,
+    Workload,
+    load_spec,
+)
 
 KIND_ORDER = ("Service", "PodDisruptionBudget", "Deployment", "Job")
 TEMPLATES = {
@@ -39,7 +46,6 @@ TEMPLATES = {
 }
 WRAPPER_TEMPLATE = "sigterm-wrapper.sh"
 WRAPPER_NAME = "pmanifest-sigterm"  # $0 of the wrapper, visible in ps
-SHARED_VOLUME_NAME = "shared"
 HANDLER_EXIT_CODE = 143  # 128 + SIGTERM: what the wrapper (and a killed process) exits with
 POD_REPLACEMENT_SINCE = (1, 29)  # podReplacementPolicy beta, on by default (GA 1.34)
 # Before 1.29 the OpenAPI schema marks onPodConditions required in every podFailurePolicy rule,
@@ -342,11 +348,16 @@ def _pod_context(w: Workload, spec: Spec, profile: Profile, wrapper: str) -> dic
     else:
         affinity = {"key": profile.label_key, "operator": "NotIn",
                     "values": [profile.label_value]}
-    volumes = []
+    volumes: list[dict[str, Any]] = []
+    mounts: list[dict[str, Any]] = []
     if spec.shared_volume is not None:
         volumes.append({"name": SHARED_VOLUME_NAME,
                         "claimName": spec.shared_volume.claim_name,
                         "mountPath": spec.shared_volume.mount_path})
+        mounts.append({"name": SHARED_VOLUME_NAME, "mountPath": spec.shared_volume.mount_path})
+    for volume in w.volumes:
+        volumes.append({"name": volume.name, volume.source: volume.value})
+        mounts.append(_mount(volume))
     return {
         "node_selector": node_selector,
         "required_affinity": affinity,
@@ -354,8 +365,17 @@ def _pod_context(w: Workload, spec: Spec, profile: Profile, wrapper: str) -> dic
         "service_account_name": w.service_account_name,
         "tolerations": tolerations,
         "volumes": volumes,
-        "container": _container_context(w, wrapper, volumes),
+        "container": _container_context(w, wrapper, mounts),
     }
+
+
+def _mount(volume: Volume) -> dict[str, Any]:
+    mount: dict[str, Any] = {"name": volume.name, "mountPath": volume.mount_path}
+    if volume.read_only:
+        mount["readOnly"] = True
+    if volume.sub_path is not None:
+        mount["subPath"] = volume.sub_path
+    return mount
 
 
 def _taint_toleration(profile: Profile) -> dict[str, Any] | None:
@@ -368,7 +388,7 @@ def _taint_toleration(profile: Profile) -> dict[str, Any] | None:
     return {"key": taint.key, "operator": "Equal", "value": taint.value, "effect": taint.effect}
 
 
-def _container_context(w: Workload, wrapper: str, volumes: list[dict[str, str]]
+def _container_context(w: Workload, wrapper: str, mounts: list[dict[str, Any]]
                        ) -> dict[str, Any]:
     command = list(w.command) if w.command is not None else None
     args = list(w.args) if w.args else None
@@ -401,7 +421,7 @@ def _container_context(w: Workload, wrapper: str, volumes: list[dict[str, str]]
         "ports": [{"name": f"port-{p}", "containerPort": p} for p in w.ports],
         "resources": resources,
         "pre_stop": pre_stop,
-        "volume_mounts": [{"name": v["name"], "mountPath": v["mountPath"]} for v in volumes],
+        "volume_mounts": mounts,
     }
 
 

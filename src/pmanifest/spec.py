@@ -38,6 +38,11 @@ _LABEL_PREFIX = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]
 _LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
 _ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")
 RESERVED_LABELS = ("app.kubernetes.io/name", "app.kubernetes.io/managed-by", "pmanifest.io/role")
+SHARED_VOLUME_NAME = "shared"  # the pod volume of cluster.sharedVolume
+DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+# spec key of each volume source -> what it mounts (for messages)
+VOLUME_SOURCES = {"claimName": "a PersistentVolumeClaim", "configMap": "a ConfigMap",
+                  "secret": "a Secret", "emptyDir": "an emptyDir"}
 
 
 # --- JSON Schema -----------------------------------------------------------------------------
@@ -75,8 +80,58 @@ _TOLERATION = {
 }
 
 
+def _object_name(what: str) -> dict[str, Any]:
+    return _f({"type": "string", "maxLength": 253, "pattern": DNS1123_SUBDOMAIN.pattern},
+              f"Name of the {what} to mount (DNS-1123 subdomain), in the workload's namespace. "
+              "One source per volume.")
+
+
+def _volume_schema() -> dict[str, Any]:
+    return {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["name", "mountPath"],
+        "properties": {
+            "name": _f({"type": "string", "maxLength": 63, "pattern": DNS1123_LABEL.pattern},
+                       "Volume name (DNS-1123 label), unique in the pod; "
+                       f"{SHARED_VOLUME_NAME!r} is the shared volume's."),
+            "mountPath": _f({"type": "string", "pattern": "^/"},
+                            "Where the main container mounts it: an absolute path without "
+                            "'..', unique in the container, and neither the shared volume's "
+                            "mountPath nor inside it."),
+            "readOnly": _f({"type": "boolean"}, "Mount it read-only.", False),
+            "subPath": _f({"type": "string", "minLength": 1},
+                          "Mount only this relative path inside the volume (no '..'); "
+                          "omitted means the whole volume."),
+            "claimName": _object_name("PersistentVolumeClaim"),
+            "configMap": _object_name("ConfigMap"),
+            "secret": _object_name("Secret"),
+            "emptyDir": _f({
+                "type": "object",
+                "additionalProperties": False,
+                "properties": {
+                    "medium": _f({"enum": ["Memory"]}, "Memory: a tmpfs counted against the "
+                                 "container's memory (e.g. /dev/shm for NCCL); omitted means "
+                                 "the node's disk."),
+                    "sizeLimit": _f({"type": ["string", "integer"], "pattern": _QUANTITY},
+                                    "Most the volume may hold, e.g. 64Gi; omitted means no "
+                                    "limit of its own."),
+                },
+            }, "Scratch space created empty with the pod and deleted with it: {} or "
+               "{medium: Memory, sizeLimit: 64Gi}. Never for checkpoints."),
+        },
+        # exactly one source; `_describe` words the error from these keys
+        "oneOf": [{"required": [key]} for key in VOLUME_SOURCES],
+        "description": "An extra volume of the main container, with exactly one source: "
+                       "claimName, configMap, secret or emptyDir. hostPath is not offered: "
+                       "it is the node's local disk, gone when a preemptible node is "
+                       "reclaimed, and it exposes the node to the pod.",
+    }
+
+
 def _shared_fields() -> dict[str, Any]:
-    """Fields allowed both in ``defaults`` and on a workload (the workload wins)."""
+    """Fields allowed both in ``defaults`` and on a workload (the workload wins; volumes are
+    appended)."""
     return {
         "namespace": _f({"type": "string", "maxLength": 63, "pattern": DNS1123_LABEL.pattern},
                         "Namespace of every object of the workload (DNS-1123 label); "
@@ -94,6 +149,10 @@ def _shared_fields() -> dict[str, Any]:
         "serviceAccountName": _f({"type": "string", "minLength": 1},
                                  "Service account the pods run as; omitted means the "
                                  "namespace's default account."),
+        "volumes": _f({"type": "array", "items": _volume_schema()},
+                      "Extra volumes mounted in the main container after the shared volume. "
+                      "A workload's list is appended to the one in defaults; names and "
+                      "mountPaths must stay unique.", []),
     }
 
 
@@ -232,6 +291,19 @@ class SharedVolume:
 
 
 @dataclass(frozen=True)
+class Volume:
+    """An extra volume: ``source`` is its spec key (claimName, configMap, secret, emptyDir)
+    and ``value`` that key's value (an object name, or the emptyDir mapping)."""
+
+    name: str
+    mount_path: str
+    source: str
+    value: str | dict[str, str | int]
+    read_only: bool = False
+    sub_path: str | None = None
+
+
+@dataclass(frozen=True)
 class Checkpoint:
     command: tuple[str, ...]
     trigger: str
@@ -262,6 +334,7 @@ class Workload:
     service_account_name: str | None
     resources: dict[str, dict[str, str | int]]
     backoff_limit: int
+    volumes: tuple[Volume, ...] = ()
 
     @property
     def path(self) -> Path:
@@ -360,8 +433,13 @@ def _describe(error: Any, positions: Positions) -> list[tuple[Pos, str]]:
         for key in error.instance:
             if key in allowed:
                 continue
-            out.append((positions.at((*path, key)), _unknown_key(str(key), where, allowed)))
+            in_volume = len(path) >= 2 and path[-2] == "volumes"
+            message = _REFUSED_KEYS.get(str(key)) if in_volume else None
+            out.append((positions.at((*path, key)),
+                        message or _unknown_key(str(key), where, allowed)))
         return out
+    if kind == "oneOf":
+        return _one_source(error, path, positions)
     if kind == "required":
         missing = [p for p in error.validator_value if p not in error.instance]
         return [(positions.at(path),
@@ -385,6 +463,10 @@ def _describe(error: Any, positions: Positions) -> list[tuple[Pos, str]]:
                       f"set {path[-1] if path else 'it'}: {error.validator_value}")]
     if kind in ("pattern", "maxLength") and path and path[-1] in ("name", "namespace"):
         return [(pos, _dns_message(where, error.instance))]
+    if kind in ("pattern", "maxLength") and path and path[-1] in VOLUME_SOURCES:
+        return [(pos, f"{where} {error.instance!r} is not a DNS-1123 subdomain; use at most "
+                      "253 lowercase letters, digits, '-' and '.', starting and ending with a "
+                      "letter or digit")]
     if kind == "pattern":
         hint = next((_PATTERN_HINTS[str(p)] for p in reversed(path) if str(p) in _PATTERN_HINTS),
                     "fix the value")
@@ -401,6 +483,26 @@ def _describe(error: Any, positions: Positions) -> list[tuple[Pos, str]]:
     return [(pos, f"{where}: {error.message}; see `pmanifest schema`")]
 
 
+def _one_source(error: Any, path: Path, positions: Positions) -> list[tuple[Pos, str]]:
+    """A volume item with no source, or with more than one."""
+    if not isinstance(error.instance, dict):
+        return []  # the type error says it
+    keys = list(VOLUME_SOURCES)
+    given = [key for key in error.instance if key in VOLUME_SOURCES]
+    where = _where(path)
+    if not given:
+        return [(positions.at(path), f"{where} has no source; add one of {', '.join(keys)} "
+                                     "(e.g. claimName: <PersistentVolumeClaim>, or "
+                                     "emptyDir: {})")]
+    return [(positions.at((*path, given[1])), f"{where} has {len(given)} sources "
+             f"({', '.join(given)}); keep exactly one, and give each source its own volume")]
+
+
+_REFUSED_KEYS = {
+    "hostPath": "hostPath volumes are not offered: they are the node's local disk, lost when "
+                "a preemptible node is reclaimed, and they expose the node to the pod; use "
+                "claimName (a PersistentVolumeClaim) for data, or emptyDir: {} for scratch",
+}
 _REQUIRED_HINTS = {
     "apiVersion": "add apiVersion: pmanifest/v1 at the top",
     "workloads": "add a workloads: list with at least one workload",
@@ -412,9 +514,10 @@ _REQUIRED_HINTS = {
 }
 _PATTERN_HINTS = {
     "kubernetesVersion": 'quote it, e.g. kubernetesVersion: "1.31"',
-    "mountPath": "use an absolute path such as /mnt/shared",
+    "mountPath": "use an absolute path (starting with /)",
     "requests": "use a Kubernetes quantity such as 8, 500m or 64Gi",
     "limits": "use a Kubernetes quantity such as 8, 500m or 64Gi",
+    "sizeLimit": "use a Kubernetes quantity such as 64Gi",
 }
 
 
@@ -468,10 +571,11 @@ class _Checker:
             shared = SharedVolume(volume["claimName"], mount)
         defaults = self.data.get("defaults", {})
         self.check_shared(defaults, ("defaults",))
+        default_volumes = self.volumes(("defaults",), defaults, shared)
         workloads = []
         seen: dict[str, int] = {}
         for i, raw in enumerate(self.data["workloads"]):
-            workload = self.workload(i, raw, defaults, shared)
+            workload = self.workload(i, raw, defaults, shared, default_volumes)
             if workload.name in seen:
                 raise self.fail(("workloads", i, "name"),
                                 f"workload name {workload.name!r} is already used by "
@@ -511,9 +615,11 @@ class _Checker:
                             "and ending with an alphanumeric")
 
     def workload(self, i: int, raw: dict[str, Any], defaults: dict[str, Any],
-                 shared: SharedVolume | None) -> Workload:
+                 shared: SharedVolume | None, default_volumes: list[tuple[Path, Volume]]
+                 ) -> Workload:
         path: Path = ("workloads", i)
         self.check_shared(raw, path)
+        volumes = self.unique_volumes([*default_volumes, *self.volumes(path, raw, shared)])
         role = raw.get("role", "worker")
         compute = raw.get("compute", "preemptible" if role == "worker" else "standard")
         if role != "worker" and compute == "preemptible":
@@ -555,7 +661,62 @@ class _Checker:
                                          defaults.get("serviceAccountName")),
             resources=resources,
             backoff_limit=raw.get("backoffLimit", DEFAULT_BACKOFF_LIMIT),
+            volumes=volumes,
         )
+
+    def volumes(self, path: Path, raw: dict[str, Any], shared: SharedVolume | None
+                ) -> list[tuple[Path, Volume]]:
+        """The extra volumes of ``raw`` (defaults or one workload), each with its path."""
+        out = []
+        for j, item in enumerate(raw.get("volumes", [])):
+            vpath = (*path, "volumes", j)
+            out.append((vpath, self.volume(vpath, item, shared)))
+        return out
+
+    def volume(self, path: Path, item: dict[str, Any], shared: SharedVolume | None) -> Volume:
+        name = item["name"]
+        if name == SHARED_VOLUME_NAME:
+            raise self.fail((*path, "name"), f"volume name {name!r} is taken by the shared "
+                            "volume; choose another name")
+        mount = item["mountPath"]
+        if ".." in mount.split("/"):
+            raise self.fail((*path, "mountPath"), f"mountPath {mount!r} contains '..'; give "
+                            "the absolute path without it")
+        normal = _absolute(mount)
+        if normal == "/":
+            raise self.fail((*path, "mountPath"), "a volume cannot be mounted at /; use a "
+                            "directory such as /mnt/data")
+        if shared is not None and _inside(normal, _absolute(shared.mount_path)):
+            where = ("is the shared volume's mountPath" if normal == _absolute(
+                shared.mount_path) else f"is inside the shared volume (mounted at "
+                f"{shared.mount_path})")
+            raise self.fail((*path, "mountPath"), f"mountPath {mount!r} {where}, which it "
+                            "would hide and whose writes it would catch; mount it outside "
+                            f"{shared.mount_path}")
+        sub_path = item.get("subPath")
+        if sub_path is not None and (sub_path.startswith("/") or ".." in sub_path.split("/")):
+            raise self.fail((*path, "subPath"), f"subPath {sub_path!r} must be a relative "
+                            "path inside the volume, without '..'; e.g. subPath: datasets")
+        source = next(key for key in VOLUME_SOURCES if key in item)  # the schema checked one
+        value = dict(item[source]) if source == "emptyDir" else item[source]
+        return Volume(name, normal, source, value, item.get("readOnly", False), sub_path)
+
+    def unique_volumes(self, volumes: list[tuple[Path, Volume]]) -> tuple[Volume, ...]:
+        """The merged list of a workload, refused where a name or mountPath repeats."""
+        names: dict[str, Path] = {}
+        mounts: dict[str, Path] = {}
+        for path, volume in volumes:
+            if volume.name in names:
+                raise self.fail((*path, "name"), f"volume name {volume.name!r} is already "
+                                f"used by {dotted(names[volume.name])}; give each volume its "
+                                "own name")
+            if volume.mount_path in mounts:
+                raise self.fail((*path, "mountPath"), f"mountPath {volume.mount_path!r} is "
+                                f"already used by {dotted(mounts[volume.mount_path])}; mount "
+                                "each volume at its own path")
+            names[volume.name] = path
+            mounts[volume.mount_path] = path
+        return tuple(volume for _, volume in volumes)
 
     def check_role_fields(self, path: Path, raw: dict[str, Any], role: str) -> None:
         only = {"parallelism": "worker", "completions": "worker", "backoffLimit": "worker",
@@ -604,6 +765,15 @@ class _Checker:
             raise self.fail(path, f"checkpoint dir {ckpt_dir!r} is not on the shared volume "
                             f"(mounted at {shared.mount_path}); checkpoints elsewhere are lost "
                             f"with the node, so use a path under {shared.mount_path}/")
+
+
+def _absolute(path: str) -> str:
+    """``path`` normalised, with one leading slash (normpath keeps a leading ``//``)."""
+    return "/" + posixpath.normpath(path).lstrip("/")
+
+
+def _inside(path: str, directory: str) -> bool:
+    return path == directory or path.startswith(directory.rstrip("/") + "/")
 
 
 def _argv(items: list[str | int]) -> tuple[str, ...]:

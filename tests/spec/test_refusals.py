@@ -323,6 +323,289 @@ CASES: list[tuple[str, str, str]] = [
         "preemptible or compute: standard",
     ),
     (
+        "volume with two sources",
+        """\
+        apiVersion: pmanifest/v1
+        workloads:
+          - name: train
+            image: x
+            volumes:
+              - {name: data, mountPath: /data, claimName: datasets, emptyDir: {}}
+        """,
+        "spec.yaml:6:61: workloads[0].volumes[0] has 2 sources (claimName, emptyDir); keep "
+        "exactly one, and give each source its own volume",
+    ),
+    (
+        "volume without a source",
+        """\
+        apiVersion: pmanifest/v1
+        workloads:
+          - name: train
+            image: x
+            volumes:
+              - name: data
+                mountPath: /data
+        """,
+        "spec.yaml:6:9: workloads[0].volumes[0] has no source; add one of claimName, "
+        "configMap, secret, emptyDir (e.g. claimName: <PersistentVolumeClaim>, or emptyDir: {})",
+    ),
+    (
+        "hostPath volume",
+        """\
+        apiVersion: pmanifest/v1
+        workloads:
+          - name: train
+            image: x
+            volumes:
+              - {name: nvme, mountPath: /scratch, hostPath: {path: /mnt/nvme}}
+        """,
+        "spec.yaml:6:43: hostPath volumes are not offered: they are the node's local disk, lost "
+        "when a preemptible node is reclaimed, and they expose the node to the pod; use "
+        "claimName (a PersistentVolumeClaim) for data, or emptyDir: {} for scratch",
+    ),
+    (
+        "hostPath volume in defaults",
+        """\
+        apiVersion: pmanifest/v1
+        defaults:
+          volumes: [{name: nvme, mountPath: /scratch, claimName: c, hostPath: {path: /x}}]
+        workloads:
+          - {name: train, image: x}
+        """,
+        "spec.yaml:3:61: hostPath volumes are not offered: they are the node's local disk, lost "
+        "when a preemptible node is reclaimed, and they expose the node to the pod; use "
+        "claimName (a PersistentVolumeClaim) for data, or emptyDir: {} for scratch",
+    ),
+    (
+        "typo inside a volume",
+        """\
+        apiVersion: pmanifest/v1
+        workloads:
+          - name: train
+            image: x
+            volumes:
+              - {name: data, mountPath: /data, claimNme: datasets}
+        """,
+        "spec.yaml:6:40: unknown key 'claimNme' in workloads[0].volumes[0]; did you mean "
+        "'claimName'?",
+    ),
+    (
+        "typo inside a volume's emptyDir",
+        """\
+        apiVersion: pmanifest/v1
+        workloads:
+          - name: train
+            image: x
+            volumes:
+              - {name: dshm, mountPath: /dev/shm, emptyDir: {medum: Memory}}
+        """,
+        "spec.yaml:6:54: unknown key 'medum' in workloads[0].volumes[0].emptyDir; did you mean "
+        "'medium'?",
+    ),
+    (
+        "duplicate volume name across defaults and workload",
+        """\
+        apiVersion: pmanifest/v1
+        defaults:
+          volumes: [{name: data, mountPath: /data, claimName: datasets}]
+        workloads:
+          - name: train
+            image: x
+            volumes:
+              - {name: data, mountPath: /data2, configMap: settings}
+        """,
+        "spec.yaml:8:16: volume name 'data' is already used by defaults.volumes[0]; give each "
+        "volume its own name",
+    ),
+    (
+        "duplicate volume mountPath",
+        """\
+        apiVersion: pmanifest/v1
+        workloads:
+          - name: train
+            image: x
+            volumes:
+              - {name: data, mountPath: /data, claimName: datasets}
+              - {name: settings, mountPath: /data/, configMap: settings}
+        """,
+        "spec.yaml:7:37: mountPath '/data' is already used by workloads[0].volumes[0]; mount "
+        "each volume at its own path",
+    ),
+    (
+        "volume mounted under the shared volume",
+        """\
+        apiVersion: pmanifest/v1
+        SHARED
+        workloads:
+          - name: train
+            image: x
+            volumes:
+              - {name: scratch, mountPath: /mnt/shared/scratch, emptyDir: {}}
+        """,
+        "spec.yaml:8:36: mountPath '/mnt/shared/scratch' is inside the shared volume (mounted "
+        "at /mnt/shared), which it would hide and whose writes it would catch; mount it outside "
+        "/mnt/shared",
+    ),
+    (
+        "volume mounted at the shared volume's path",
+        """\
+        apiVersion: pmanifest/v1
+        SHARED
+        workloads:
+          - name: train
+            image: x
+            volumes:
+              - {name: scratch, mountPath: /mnt/shared/, emptyDir: {}}
+        """,
+        "spec.yaml:8:36: mountPath '/mnt/shared/' is the shared volume's mountPath, which it "
+        "would hide and whose writes it would catch; mount it outside /mnt/shared",
+    ),
+    (
+        "relative volume mountPath",
+        """\
+        apiVersion: pmanifest/v1
+        workloads:
+          - name: train
+            image: x
+            volumes:
+              - {name: data, mountPath: data, claimName: datasets}
+        """,
+        "spec.yaml:6:33: workloads[0].volumes[0].mountPath 'data' does not match ^/; use an "
+        "absolute path (starting with /)",
+    ),
+    (
+        "volume mountPath with ..",
+        """\
+        apiVersion: pmanifest/v1
+        workloads:
+          - name: train
+            image: x
+            volumes:
+              - {name: data, mountPath: /data/../etc, claimName: datasets}
+        """,
+        "spec.yaml:6:33: mountPath '/data/../etc' contains '..'; give the absolute path "
+        "without it",
+    ),
+    (
+        "volume mounted at /",
+        """\
+        apiVersion: pmanifest/v1
+        workloads:
+          - name: train
+            image: x
+            volumes:
+              - {name: data, mountPath: /, claimName: datasets}
+        """,
+        "spec.yaml:6:33: a volume cannot be mounted at /; use a directory such as /mnt/data",
+    ),
+    (
+        "volume name not a DNS-1123 label",
+        """\
+        apiVersion: pmanifest/v1
+        workloads:
+          - name: train
+            image: x
+            volumes:
+              - {name: Data_Sets, mountPath: /data, claimName: datasets}
+        """,
+        "spec.yaml:6:16: workloads[0].volumes[0].name 'Data_Sets' is not a DNS-1123 label; use "
+        "at most 63 lowercase letters, digits and '-', starting and ending with a letter or "
+        "digit",
+    ),
+    (
+        "volume named like the shared volume",
+        """\
+        apiVersion: pmanifest/v1
+        workloads:
+          - name: train
+            image: x
+            volumes:
+              - {name: shared, mountPath: /data, claimName: datasets}
+        """,
+        "spec.yaml:6:16: volume name 'shared' is taken by the shared volume; choose another name",
+    ),
+    (
+        "volume subPath leaving the volume",
+        """\
+        apiVersion: pmanifest/v1
+        workloads:
+          - name: train
+            image: x
+            volumes:
+              - {name: data, mountPath: /data, claimName: datasets, subPath: a/../../b}
+        """,
+        "spec.yaml:6:70: subPath 'a/../../b' must be a relative path inside the volume, "
+        "without '..'; e.g. subPath: datasets",
+    ),
+    (
+        "volume claim not a DNS-1123 subdomain",
+        """\
+        apiVersion: pmanifest/v1
+        workloads:
+          - name: train
+            image: x
+            volumes:
+              - {name: data, mountPath: /data, secret: My_Secret}
+        """,
+        "spec.yaml:6:48: workloads[0].volumes[0].secret 'My_Secret' is not a DNS-1123 "
+        "subdomain; use at most 253 lowercase letters, digits, '-' and '.', starting and "
+        "ending with a letter or digit",
+    ),
+    (
+        "emptyDir sizeLimit not a quantity",
+        """\
+        apiVersion: pmanifest/v1
+        workloads:
+          - name: train
+            image: x
+            volumes:
+              - {name: dshm, mountPath: /dev/shm, emptyDir: {medium: Memory, sizeLimit: lots}}
+        """,
+        "spec.yaml:6:81: workloads[0].volumes[0].emptyDir.sizeLimit 'lots' does not match "
+        r"^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]+)?$; use a "
+        "Kubernetes quantity such as 64Gi",
+    ),
+    (
+        "checkpoint dir on an emptyDir volume",
+        """\
+        apiVersion: pmanifest/v1
+        SHARED
+        workloads:
+          - name: train
+            image: x
+            command: [python, train.py]
+            volumes:
+              - {name: scratch, mountPath: /scratch, emptyDir: {}}
+            checkpoint:
+              command: [python, ckpt.py]
+              trigger: sigterm
+              dir: /scratch/ckpt
+        """,
+        "spec.yaml:13:12: checkpoint dir '/scratch/ckpt' is not on the shared volume (mounted "
+        "at /mnt/shared); checkpoints elsewhere are lost with the node, so use a path under "
+        "/mnt/shared/",
+    ),
+    (
+        "checkpoint dir on another claim",
+        """\
+        apiVersion: pmanifest/v1
+        SHARED
+        workloads:
+          - name: train
+            image: x
+            command: [python, train.py]
+            volumes:
+              - {name: data, mountPath: /data, claimName: datasets}
+            checkpoint:
+              command: [python, ckpt.py]
+              trigger: preStop
+              dir: /data/ckpt
+        """,
+        "spec.yaml:13:12: checkpoint dir '/data/ckpt' is not on the shared volume (mounted at "
+        "/mnt/shared); checkpoints elsewhere are lost with the node, so use a path under "
+        "/mnt/shared/",
+    ),
+    (
         "empty file",
         "",
         "spec.yaml:1:1: file is empty; write a spec (see `pmanifest schema` and examples/)",

@@ -26,6 +26,10 @@ NO_DEFAULT = {
     "workloads[].checkpoint.dir",
     *(f"{w}.tolerations[].{k}" for w in ("workloads[]", "defaults")
       for k in ("key", "effect", "tolerationSeconds")),
+    # a volume's name, path and source are required or exclusive; omitting them means nothing
+    *(f"{w}.volumes[].{k}" for w in ("workloads[]", "defaults")
+      for k in ("name", "mountPath", "subPath", "claimName", "configMap", "secret", "emptyDir",
+                "emptyDir.medium", "emptyDir.sizeLimit")),
 }
 
 
@@ -56,6 +60,7 @@ def test_schema_command_prints_the_schema() -> None:
 def test_every_field_has_a_description_and_a_valid_default() -> None:
     fields = dict(_fields(SPEC_SCHEMA))
     assert "workloads[].checkpoint.gracePeriodSeconds" in fields
+    assert "defaults.volumes[].emptyDir.sizeLimit" in fields
     for path, sub in fields.items():
         assert sub.get("description"), path
         if path in NO_DEFAULT:
