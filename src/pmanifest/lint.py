@@ -79,8 +79,11 @@ def _syntax_findings(file: str, problem: YamlProblem, options: LintOptions) -> l
     rule = registry()["PM001"]
     if not options.enabled("PM001"):
         return []
+    message = problem.message
+    if problem.templated:
+        message += " (an unrendered Helm template? lint `helm template` output)"
     return [Finding(rule.meta.id, rule.meta.slug, options.severity_of(rule), file, problem.line,
-                    problem.column, ObjectRef(None, None, None), "", problem.message)]
+                    problem.column, ObjectRef(None, None, None), "", message)]
 
 
 def _objects(doc: Document) -> Iterator[Document]:

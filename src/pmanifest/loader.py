@@ -91,6 +91,7 @@ class YamlProblem(Exception):
         self.message = message
         self.line = line
         self.column = column
+        self.templated = False  # the document holds ``{{ }}``: callers may say what it means
 
 
 @dataclass(frozen=True)
@@ -156,8 +157,7 @@ def load_documents(text: str) -> Iterator[Loaded | Broken]:
         try:
             built = _Builder(first_line, record=False).run(chunk)
         except YamlProblem as problem:
-            if "{{" in chunk and "template" not in problem.message:
-                problem.message += " (an unrendered Helm template? lint `helm template` output)"
+            problem.templated = "{{" in chunk
             if fix is not None:
                 problem.line, problem.column = fix(problem.line, problem.column)
             yield Broken(index, problem)

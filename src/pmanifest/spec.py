@@ -382,6 +382,8 @@ def load_spec(text: str, file: str, profile: Profile | None = None) -> Spec:
     except YamlProblem as problem:
         todo = ("write a spec (see `pmanifest schema` and examples/)"
                 if problem.message == "file is empty" else "fix the YAML")
+        if problem.templated:
+            todo = "a spec is plain YAML, not a template: write the values themselves"
         raise SpecError(f"{problem.message}; {todo}", file, problem.line,
                         problem.column) from None
     data, positions = loaded.data, loaded.positions

@@ -94,8 +94,8 @@ EXPECTED: dict[str, str] = {
         'letter or digit'
     ),
     'helm-template': (
-        '3:12: mapping keys must be scalars (an unrendered Helm template? lint '
-        '`helm template` output); fix the YAML'
+        '3:12: mapping keys must be scalars; a spec is plain YAML, not a template: write '
+        'the values themselves'
     ),
     'nul-byte': (
         '2:1: file contains NUL bytes (binary data?); save the spec as UTF-8 '
