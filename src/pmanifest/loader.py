@@ -167,8 +167,9 @@ def load_documents(text: str) -> Iterator[Loaded | Broken]:
             column = (mark.column if mark else 0) + 1
             if fix is not None:
                 line, column = fix(line, column)
-            message = exc.problem or exc.context or "invalid YAML"
-            yield Broken(index, YamlProblem(message, line, column))
+            problem = YamlProblem(exc.problem or exc.context or "invalid YAML", line, column)
+            problem.templated = "{{" in chunk
+            yield Broken(index, problem)
         except yaml.YAMLError as exc:
             yield Broken(index, YamlProblem(str(exc).splitlines()[0], first_line + 1, 1))
         else:

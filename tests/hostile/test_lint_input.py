@@ -250,7 +250,8 @@ EXPECTED: dict[str, tuple[int, list[tuple[str, str, str]], str]] = {
         ('1:2:', 'error PM001[yaml-syntax-error]', 'HELM_KEY'),
     ], '1 error, 0 warnings, 0 info in 1 file (0 objects)'),
     'helm-include': (1, [
-        ('4:3:', 'error PM001[yaml-syntax-error]', 'did not find expected key'),
+        ('4:3:', 'error PM001[yaml-syntax-error]',
+         'did not find expected key (an unrendered Helm template? lint `helm template` output)'),
     ], '1 error, 0 warnings, 0 info in 1 file (0 objects)'),
     'python-apply': (1, [
         ('1:4:', 'error PM001[yaml-syntax-error]', 'PY_APPLY'),
