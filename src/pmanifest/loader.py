@@ -167,9 +167,9 @@ def load_documents(text: str) -> Iterator[Loaded | Broken]:
             column = (mark.column if mark else 0) + 1
             if fix is not None:
                 line, column = fix(line, column)
-            problem = YamlProblem(exc.problem or exc.context or "invalid YAML", line, column)
-            problem.templated = "{{" in chunk
-            yield Broken(index, problem)
+            found = YamlProblem(exc.problem or exc.context or "invalid YAML", line, column)
+            found.templated = "{{" in chunk
+            yield Broken(index, found)
         except yaml.YAMLError as exc:
             yield Broken(index, YamlProblem(str(exc).splitlines()[0], first_line + 1, 1))
         else:
