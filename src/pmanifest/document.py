@@ -281,6 +281,13 @@ class ObjectRef:
     name: str | None
     namespace: str | None
 
+    def label(self) -> str:
+        """``namespace/Kind/name`` (``(file)`` for what belongs to no object, like PM001)."""
+        if self.kind is None and self.name is None:
+            return "(file)"
+        label = f"{self.kind or '?'}/{self.name or '?'}"
+        return f"{self.namespace}/{label}" if self.namespace else label
+
 
 @dataclass(frozen=True)
 class Finding:

@@ -28,6 +28,7 @@ class LintOptions:
     kubernetes_version: str = DEFAULT_KUBERNETES_VERSION
     profile_name: str = DEFAULT_PROFILE
     severities: dict[str, str] = field(default_factory=dict)  # rule id -> severity or "off"
+    record_objects: bool = False  # keep the label of every object (JUnit lists them all)
 
     @property
     def profile(self) -> Profile:
@@ -44,6 +45,7 @@ class LintOptions:
 class FileResult:
     findings: list[Finding]
     objects: int  # Kubernetes objects seen
+    labels: tuple[str, ...] = ()  # their labels, with LintOptions.record_objects
 
 
 def lint_bytes(raw: bytes, file: str, options: LintOptions) -> list[Finding]:
@@ -59,6 +61,7 @@ def lint_file(raw: bytes, file: str, options: LintOptions) -> FileResult:
     lines = tuple(text.split("\n"))
     findings: list[Finding] = []
     objects = 0
+    labels: list[str] = []
     for item in load_documents(text):
         if isinstance(item, Broken):
             findings.extend(_syntax_findings(file, item.problem, options))
@@ -66,13 +69,15 @@ def lint_file(raw: bytes, file: str, options: LintOptions) -> FileResult:
         doc = Document(file, item.index, item.data, item.positions, lines)
         checked = [(obj, _hits(obj, options)) for obj in _objects(doc)]
         objects += len(checked)
+        if options.record_objects:
+            labels.extend(ObjectRef(o.kind, o.name, o.namespace).label() for o, _ in checked)
         # where positions are looked up path by path (a very large document), every finding
         # of the document, List items included, is located in one pass
         doc.positions.prefetch(obj.positions.absolute(hit.path)
                                for obj, hits in checked for _, hit in hits if hit.pos is None)
         for obj, hits in checked:
             findings.extend(_findings(obj, hits, options))
-    return FileResult(sorted(findings, key=Finding.sort_key), objects)
+    return FileResult(sorted(findings, key=Finding.sort_key), objects, tuple(labels))
 
 
 def _syntax_findings(file: str, problem: YamlProblem, options: LintOptions) -> list[Finding]:

@@ -9,6 +9,7 @@ rendered, so an error never leaves a half-written report behind.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -122,6 +123,8 @@ def user_policies(config: Config, dirs: tuple[str, ...]) -> Iterator[None]:
 
 def _lint(request: LintRequest, config: Config) -> tuple[str, list[str], int]:
     options = options_for(request, config)
+    if any(o.format == "junit" for o in request.outputs):
+        options = dataclasses.replace(options, record_objects=True)
     fail_on = request.fail_on or config.fail_on or "error"
     check_paths(request.paths)
     for output in request.outputs:
@@ -129,6 +132,7 @@ def _lint(request: LintRequest, config: Config) -> tuple[str, list[str], int]:
     findings: list[Finding] = []
     messages: list[str] = []
     files = objects = 0
+    checked: list[tuple[str, str]] = []  # (file, object label), for JUnit
     inputs = iter_inputs(request.paths, request.stdin_filename, config.exclude,
                          config.base_dir)
     jobs = request.jobs if request.jobs is not None else default_jobs()
@@ -141,7 +145,8 @@ def _lint(request: LintRequest, config: Config) -> tuple[str, list[str], int]:
         files += 1
         findings.extend(linted.result.findings)
         objects += linted.result.objects
-    summary = Summary.of(findings, files, objects)
+        checked.extend((linted.name, label) for label in linted.result.labels)
+    summary = Summary.of(findings, files, objects, tuple(checked))
     stdout = ""
     reports: dict[str, str] = {}
     for output in request.outputs:

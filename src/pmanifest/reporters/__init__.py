@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pmanifest.document import Finding
 
@@ -19,13 +19,21 @@ class Summary:
     errors: int
     warnings: int
     infos: int
+    # (file, object label) of every object linted, when a reporter needs them (JUnit lists
+    # passing objects too); not part of the JSON summary
+    checked: tuple[tuple[str, str], ...] = field(default=(), compare=False)
 
     @classmethod
-    def of(cls, findings: Sequence[Finding], files: int, objects: int) -> Summary:
+    def of(cls, findings: Sequence[Finding], files: int, objects: int,
+           checked: tuple[tuple[str, str], ...] = ()) -> Summary:
         count = {"error": 0, "warning": 0, "info": 0}
         for f in findings:
             count[f.severity] += 1
-        return cls(files, objects, count["error"], count["warning"], count["info"])
+        return cls(files, objects, count["error"], count["warning"], count["info"], checked)
+
+    def counts(self) -> dict[str, int]:
+        return {"files": self.files, "objects": self.objects, "errors": self.errors,
+                "warnings": self.warnings, "infos": self.infos}
 
 
 Render = Callable[[Sequence[Finding], Summary, bool], str]

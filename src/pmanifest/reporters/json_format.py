@@ -26,6 +26,6 @@ def render(findings: Sequence[Finding], summary: Summary, colour: bool) -> str:
             }
             for f in findings
         ],
-        "summary": asdict(summary),
+        "summary": summary.counts(),
     }
     return json.dumps(payload, indent=2, ensure_ascii=False) + "\n"

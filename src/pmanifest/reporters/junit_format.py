@@ -1,11 +1,10 @@
 """JUnit XML for GitLab (``artifacts:reports:junit``) and Jenkins.
 
-One ``<testsuite name="pmanifest">``; one ``<testcase>`` per object that has findings
-(``classname`` the file, ``name`` ``kind/name`` with the namespace when set), with one
-``<failure>`` per finding (``type`` the severity; ``failures`` counts the failed
-testcases, as JUnit does). Objects without findings are not listed
-(the reporter sees findings, not the objects behind them); a run without findings is one
-passing testcase, ``pmanifest lint``, so the report is never empty. Built with
+One ``<testsuite name="pmanifest">``; one ``<testcase>`` per linted object (``classname``
+the file, ``name`` ``kind/name`` with the namespace when set; file-level findings such as
+PM001 under ``(file)``), passing when clean, with one ``<failure>`` per finding (``type`` the
+severity; ``failures`` counts the failed testcases, as JUnit does). A run that linted no
+object is one passing testcase, ``pmanifest lint``, so the report is never empty. Built with
 ``xml.etree`` so escaping is right; characters XML 1.0 cannot carry become U+FFFD.
 """
 
@@ -25,20 +24,13 @@ def _clean(text: str) -> str:
     return _NOT_XML.sub("\ufffd", text)
 
 
-def object_label(f: Finding) -> str:
-    ref = f.object
-    if ref.kind is None and ref.name is None:
-        return "(file)"
-    label = f"{ref.kind or '?'}/{ref.name or '?'}"
-    return f"{ref.namespace}/{label}" if ref.namespace else label
-
-
 def render(findings: Sequence[Finding], summary: Summary, colour: bool) -> str:
-    cases: dict[tuple[str, str], list[Finding]] = {}
+    cases: dict[tuple[str, str], list[Finding]] = {key: [] for key in summary.checked}
     for f in findings:
-        cases.setdefault((f.file, object_label(f)), []).append(f)
+        cases.setdefault((f.file, f.object.label()), []).append(f)
+    failed = sum(1 for items in cases.values() if items)
     suite = ET.Element("testsuite", {
-        "name": "pmanifest", "tests": str(max(len(cases), 1)), "failures": str(len(cases)),
+        "name": "pmanifest", "tests": str(max(len(cases), 1)), "failures": str(failed),
         "errors": "0", "skipped": "0",
     })
     if not cases:
