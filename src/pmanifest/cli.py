@@ -52,6 +52,12 @@ def main() -> None:
     \b
     render   small spec -> Jobs and Deployments that survive preemption
     lint     manifests -> findings (pre-commit, CI gates)
+    rules    the rule catalogue; explain RULE: why and how to fix
+    policy   test your own declarative policies
+    schema   the spec's JSON Schema, for editors
+
+    Exit codes: 0 clean, 1 findings (or drift with render --check), 2 usage, config, spec
+    or input error, 3 internal error.
     """
 
 
