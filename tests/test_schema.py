@@ -97,3 +97,30 @@ def test_fast_path_agrees_with_jsonschema(path: list[Any], value: Any) -> None:
     fast = schema._fast_check("1.31", "batch/v1", "Job")
     assert fast is not None
     assert fast(obj) == (not full_errors(obj))
+
+
+COMBINATORS: dict[str, Any] = {
+    "type": ["object", "null"],
+    "properties": {
+        "a": {"anyOf": [{"type": "string", "pattern": "^x"}, {"type": "integer",
+                                                               "exclusiveMinimum": 0}]},
+        "b": {"not": {"const": "no"}, "maxLength": 3},
+        "c": {"type": "array", "contains": {"const": 1}, "maxItems": 2},
+        "d": {"allOf": [{"minimum": 1}, {"exclusiveMaximum": 10}]},
+        "e": {"if": {"type": "string"}, "then": {"minLength": 2}, "else": {"type": "boolean"}},
+    },
+    "errorMessage": "ignored: words a policy's violations",
+}
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.dictionaries(st.sampled_from(["a", "b", "c", "d", "e", "f"]), _json, max_size=4))
+def test_fast_combinators_agree_with_jsonschema(value: dict[str, Any]) -> None:
+    from jsonschema import Draft202012Validator
+
+    from pmanifest.fastschema import compile_schema
+
+    fast = compile_schema(COMBINATORS, {})
+    assert fast is not None
+    plain = {k: v for k, v in COMBINATORS.items() if k != "errorMessage"}
+    assert fast(value) == Draft202012Validator(plain).is_valid(value)

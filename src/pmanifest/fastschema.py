@@ -7,8 +7,9 @@ tree of small closures, which answers the same question many times faster. When 
 straightforward path produces.
 
 Supported keywords: type, properties, additionalProperties, required, items, enum, oneOf,
-$ref (into the shared definitions, recursion allowed), minimum, maximum, pattern, minLength,
-maxLength, minItems, uniqueItems, const. Annotations (description, format,
+$ref (into the shared definitions, recursion allowed), minimum, maximum, exclusiveMinimum,
+exclusiveMaximum, pattern, minLength, maxLength, minItems, maxItems, uniqueItems, const, not,
+allOf, anyOf, contains, if/then/else. Annotations (description, format,
 x-kubernetes-*) do not affect validity (jsonschema does not assert ``format`` by default).
 Any other keyword makes ``compile_schema`` return None, and the caller uses jsonschema alone.
 """
@@ -22,12 +23,14 @@ Check = Callable[[Any], bool]
 
 _ANNOTATIONS = frozenset({
     "description", "format", "$schema", "$id", "title", "default", "example", "examples",
-    "deprecated", "readOnly", "writeOnly", "$defs", "definitions",
+    "deprecated", "readOnly", "writeOnly", "$defs", "definitions", "$comment",
+    "errorMessage",  # pmanifest policies word their own violations with it
 })
 _SUPPORTED = frozenset({
     "type", "properties", "additionalProperties", "required", "items", "enum", "oneOf", "$ref",
-    "minimum", "maximum", "pattern", "minLength", "maxLength", "minItems", "uniqueItems",
-    "const",
+    "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "pattern", "minLength",
+    "maxLength", "minItems", "maxItems", "uniqueItems", "const", "not", "allOf", "anyOf",
+    "contains", "if", "then", "else",
 })
 
 
@@ -124,6 +127,7 @@ class Compiler:
         if "oneOf" in schema:
             branches = [self.schema(s) for s in schema["oneOf"]]
             checks.append(lambda v: sum(1 for b in branches if b(v)) == 1)
+        checks.extend(self.combinators(schema))
         if "required" in schema:
             required = tuple(schema["required"])
             checks.append(lambda v: not isinstance(v, dict) or all(k in v for k in required))
@@ -134,6 +138,27 @@ class Compiler:
             checks.append(lambda v: not isinstance(v, list) or all(item(i) for i in v))
         checks.extend(self.value_checks(schema))
         return _all_of(checks)
+
+    def combinators(self, schema: dict[str, Any]) -> list[Check]:
+        """not, allOf, anyOf, contains and if/then/else (then/else without if are ignored)."""
+        checks: list[Check] = []
+        if "not" in schema:
+            negated = self.schema(schema["not"])
+            checks.append(lambda v: not negated(v))
+        if "allOf" in schema:
+            checks.append(_all_of([self.schema(s) for s in schema["allOf"]]))
+        if "anyOf" in schema:
+            choices = [self.schema(s) for s in schema["anyOf"]]
+            checks.append(lambda v: any(c(v) for c in choices))
+        if "contains" in schema:
+            item = self.schema(schema["contains"])
+            checks.append(lambda v: not isinstance(v, list) or any(item(i) for i in v))
+        if "if" in schema:
+            condition = self.schema(schema["if"])
+            then = self.schema(schema.get("then", True))
+            otherwise = self.schema(schema.get("else", True))
+            checks.append(lambda v: then(v) if condition(v) else otherwise(v))
+        return checks
 
     def value_checks(self, schema: dict[str, Any]) -> list[Check]:
         """Bounds, lengths, patterns and constants (each applies to its own type only)."""
@@ -148,6 +173,12 @@ class Compiler:
         if "maximum" in schema:
             high = schema["maximum"]
             checks.append(lambda v: not number(v) or v <= high)
+        if "exclusiveMinimum" in schema:
+            above = schema["exclusiveMinimum"]
+            checks.append(lambda v: not number(v) or v > above)
+        if "exclusiveMaximum" in schema:
+            below = schema["exclusiveMaximum"]
+            checks.append(lambda v: not number(v) or v < below)
         if "pattern" in schema:
             import re
 
@@ -162,6 +193,9 @@ class Compiler:
         if "minItems" in schema:
             fewest = schema["minItems"]
             checks.append(lambda v: not isinstance(v, list) or len(v) >= fewest)
+        if "maxItems" in schema:
+            most = schema["maxItems"]
+            checks.append(lambda v: not isinstance(v, list) or len(v) <= most)
         if schema.get("uniqueItems") is True:
             checks.append(lambda v: not isinstance(v, list) or _unique(v))
         if "const" in schema:
@@ -204,5 +238,5 @@ def compile_schema(schema: dict[str, Any], definitions: dict[str, Any]) -> Check
     """A yes/no validator for ``schema``, or None when it uses unsupported keywords."""
     try:
         return Compiler(definitions, "").schema(schema)
-    except (Unsupported, KeyError):
+    except (Unsupported, KeyError, TypeError, ValueError):  # re.error is a ValueError
         return None

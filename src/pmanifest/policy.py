@@ -50,7 +50,6 @@ from typing import Any
 
 from pmanifest.document import Path, Positions, dotted
 from pmanifest.errors import ConfigError
-from pmanifest.fastschema import Compiler, Unsupported
 from pmanifest.loader import Broken, YamlProblem, decode, load_documents
 from pmanifest.profile import DEFAULT_PROFILE, Profile, get_profile
 from pmanifest.rules import (
@@ -403,87 +402,10 @@ def _placeholder_problems(schema: Any, path: Path = ()) -> Iterator[tuple[Path, 
 
 # --- a yes/no pre-check: fastschema's compiler plus the keywords policies use -----------------
 
-_NUMERIC: dict[str, Callable[[Any, Any], bool]] = {
-    "minimum": lambda v, lim: v >= lim, "maximum": lambda v, lim: v <= lim,
-    "exclusiveMinimum": lambda v, lim: v > lim, "exclusiveMaximum": lambda v, lim: v < lim,
-}
-_LENGTHS: dict[str, tuple[type[str] | type[list[Any]], bool]] = {
-    "minLength": (str, True), "maxLength": (str, False),
-    "minItems": (list, True), "maxItems": (list, False),
-}
-_POLICY_ANNOTATIONS = frozenset({"errorMessage", "$comment"})
-
-
-class _PolicyCompiler(Compiler):
-    """Adds const, numeric bounds, string and array lengths, pattern, not, allOf, anyOf,
-    contains and if/then/else to fastschema's compiler. Anything else: Unsupported (then
-    jsonschema alone decides)."""
-
-    def schema(self, schema: Any) -> Callable[[Any], bool]:
-        if not isinstance(schema, dict):
-            return super().schema(schema)
-        checks = [self.extra(key, value, schema) for key, value in schema.items()
-                  if key in _EXTRA_KEYWORDS]
-        rest = {k: v for k, v in schema.items()
-                if k not in _EXTRA_KEYWORDS and k not in _POLICY_ANNOTATIONS}
-        checks.append(super().schema(rest))
-        if len(checks) == 1:
-            return checks[0]
-        return lambda v: all(c(v) for c in checks)
-
-    def extra(self, key: str, value: Any, schema: dict[str, Any]) -> Callable[[Any], bool]:
-        if key in _NUMERIC and isinstance(value, int | float) and not isinstance(value, bool):
-            test = _NUMERIC[key]
-            return lambda v: not _is_number(v) or bool(test(v, value))
-        if key == "const" and not isinstance(value, dict | list):
-            return lambda v: _scalar_equal(v, value)
-        if key in _LENGTHS and isinstance(value, int):
-            kind, low = _LENGTHS[key]
-            return lambda v: not isinstance(v, str | list) or not isinstance(v, kind) or (
-                len(v) >= value if low else len(v) <= value)
-        if key == "pattern" and isinstance(value, str):
-            regex = re.compile(value)
-            return lambda v: not isinstance(v, str) or regex.search(v) is not None
-        if key == "not":
-            inner = self.schema(value)
-            return lambda v: not inner(v)
-        if key == "contains":
-            item = self.schema(value)
-            return lambda v: not isinstance(v, list) or any(item(i) for i in v)
-        if key in ("allOf", "anyOf") and isinstance(value, list):
-            branches = [self.schema(s) for s in value]
-            if key == "allOf":
-                return lambda v: all(b(v) for b in branches)
-            return lambda v: any(b(v) for b in branches)
-        if key == "if":
-            cond = self.schema(value)
-            then = self.schema(schema.get("then", True))
-            other = self.schema(schema.get("else", True))
-            return lambda v: then(v) if cond(v) else other(v)
-        if key in ("then", "else"):
-            return lambda v: True  # evaluated with "if"; without it they are ignored
-        raise Unsupported(key)
-
-
-_EXTRA_KEYWORDS = frozenset({*_NUMERIC, *_LENGTHS, "const", "pattern", "not", "allOf", "anyOf",
-                             "contains", "if", "then", "else"})
-
-
-def _is_number(v: Any) -> bool:
-    return isinstance(v, int | float) and not isinstance(v, bool)
-
-
-def _scalar_equal(a: Any, b: Any) -> bool:
-    if isinstance(a, bool) or isinstance(b, bool):
-        return a is b
-    return bool(a == b)
-
-
 def _fast_check(schema: Any) -> Callable[[Any], bool] | None:
-    try:
-        return _PolicyCompiler({}, "").schema(schema)
-    except (Unsupported, KeyError, TypeError, re.error):
-        return None
+    from pmanifest.fastschema import compile_schema
+
+    return compile_schema(schema, {})
 
 
 # --- loading -----------------------------------------------------------------------------------
