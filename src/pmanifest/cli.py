@@ -98,7 +98,7 @@ def render(spec_path: str, output: str | None, output_format: str | None, check_
                                                      profile))
     if check_path is not None:
         diff = check_drift(rendered, check_path)
-        click.get_binary_stream("stdout").write(diff.encode("utf-8"))
+        sys.stdout.buffer.write(diff.encode("utf-8"))
         sys.exit(EXIT_FINDINGS if diff else 0)
     write_output(rendered, target)
 
@@ -108,7 +108,7 @@ def schema() -> None:
     """Print the JSON Schema (draft 2020-12) of the spec."""
     from pmanifest.spec import schema_json
 
-    click.get_binary_stream("stdout").write(schema_json().encode("utf-8"))
+    sys.stdout.buffer.write(schema_json().encode("utf-8"))
 
 
 # --- lint / rules / explain -----------------------------------------------------------------

@@ -347,8 +347,14 @@ class _Builder:
             offset = self.offset + 1
             resolve = _resolve_plain
             record = self.record
+            event: Any = None
             while True:
-                event = get_event()
+                try:
+                    event = get_event()
+                except yaml.MarkedYAMLError as exc:
+                    if "nesting depth" in str(exc.problem):  # libyaml's own limit (>= 6.0.4)
+                        raise self.too_deep(chunk, event, exc) from None
+                    raise
                 kind = type(event)
                 if kind is ScalarEvent:
                     if stack and not event.anchor:
@@ -413,6 +419,35 @@ class _Builder:
             return frame.path, False
         key = frame.pending_key
         return (frame.path if key is _MERGE else (*frame.path, key)), True
+
+    def too_deep(self, chunk: str, last: Any, exc: Any) -> YamlProblem:
+        """Our depth limit, where libyaml's own (deeper) one stopped its look-ahead first: the
+        opening bracket that takes the document past MAX_DEPTH, counted from the last event
+        received, so the report does not depend on the libyaml version."""
+        message = f"document is nested more than {MAX_DEPTH} levels deep"
+        start = last.end_mark.index if last is not None else 0
+        spare = MAX_DEPTH + 1 - len(self.stack)
+        depth, quote, i = 0, "", start
+        while i < len(chunk) and spare > 0:
+            char = chunk[i]
+            if quote:
+                if char == "\\" and quote == '"':
+                    i += 1
+                elif char == quote:
+                    quote = ""
+            elif char in "'\"":
+                quote = char
+            elif char in "[{":
+                depth += 1
+                if depth == spare:
+                    line = chunk.count("\n", 0, i)
+                    column = i - (chunk.rfind("\n", 0, i) + 1)
+                    return YamlProblem(message, line + self.offset + 1, column + 1)
+            elif char in "]}":
+                depth -= 1
+            i += 1
+        mark = exc.problem_mark
+        return YamlProblem(message, *(self.pos(mark) if mark is not None else (1, 1)))
 
     def too_big(self, mark: Any) -> YamlProblem:
         return YamlProblem(f"document too large for its nesting depth (more than "
