@@ -120,10 +120,6 @@ def validator_for(version: str, api_version: str, kind: str) -> Any | None:
     return Draft202012Validator(schema, registry=_registry(version))
 
 
-def is_known_kind(version: str, api_version: str, kind: str) -> bool:
-    return validator_for(version, api_version, kind) is not None
-
-
 def validate(obj: dict[str, Any], version: str) -> list[SchemaProblem]:
     """Schema problems of one object (empty when valid or of an unknown kind)."""
     api_version, kind = obj.get("apiVersion"), obj.get("kind")
