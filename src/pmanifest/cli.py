@@ -92,7 +92,7 @@ def render(spec_path: str, output: str | None, output_format: str | None, check_
     from pmanifest.render import RenderOptions, read_spec, render_text
     from pmanifest.render_output import check_drift, destination, write_output
 
-    target, fmt = destination(output, output_format, check_path)
+    target, fmt = destination(output, output_format, check_path, spec_path)
     text, name = read_spec(spec_path)
     rendered = render_text(text, name, RenderOptions(kubernetes_version, templates_dir, fmt,
                                                      profile))

@@ -51,6 +51,7 @@ from typing import Any
 from pmanifest.document import Path, Positions, dotted
 from pmanifest.errors import ConfigError
 from pmanifest.loader import Broken, YamlProblem, decode, load_documents
+from pmanifest.policy_schema import extra_keys
 from pmanifest.profile import DEFAULT_PROFILE, Profile, get_profile
 from pmanifest.rules import (
     RULE_ID,
@@ -247,9 +248,9 @@ class Policy:
         """The jsonschema validator for this profile, built on first need."""
         found = self._validators.get(profile.name)
         if found is None:
-            from jsonschema import Draft202012Validator
+            from pmanifest.policy_schema import validator
 
-            found = Draft202012Validator(self.compiled(profile)[1])
+            found = validator(self.compiled(profile)[1])
             self._validators[profile.name] = found
         return found
 
@@ -275,7 +276,7 @@ class Policy:
         template = _error_message(error.schema, keyword) or self.message
         failing: list[tuple[Path, Any]] = []
         if keyword == "additionalProperties" and isinstance(error.instance, dict):
-            extra = _extra_keys(error.instance, error.schema)
+            extra = extra_keys(error.instance, error.schema)
             failing = [((*base, *rel, key), error.instance[key]) for key in extra]
         elif keyword == "required" and isinstance(error.instance, dict):
             missing = [p for p in error.validator_value
@@ -312,15 +313,6 @@ def _selects(m: Match, metadata: dict[str, Any]) -> bool:
     return True
 
 
-def _extra_keys(instance: dict[str, Any], schema: Any) -> list[Any]:
-    if not isinstance(schema, dict):
-        return list(instance)
-    props = schema.get("properties", {})
-    patterns = [re.compile(p) for p in schema.get("patternProperties", {})]
-    return [k for k in instance
-            if k not in props and not any(p.search(str(k)) for p in patterns)]
-
-
 def _error_message(schema: Any, keyword: str) -> str | None:
     if not isinstance(schema, dict):
         return None
@@ -332,12 +324,37 @@ def _error_message(schema: Any, keyword: str) -> str | None:
 
 # --- templates and placeholders --------------------------------------------------------------
 
+MAX_FIELD_TEXT = 1000  # characters of one substituted value (a 20 MB string stays short)
+MAX_WIDTH = 200  # the widest format spec a message may ask for
+# what a format spec may say: [[fill]align][width][.precision][s], applied to text
+_SPEC = re.compile(r"^(?:.?[<>^])?(?P<width>[0-9]*)(?:\.(?P<precision>[0-9]+))?s?$", re.S)
+
+
 class _Formatter(string.Formatter):
     """str.format over a fixed, flat set of names: ``{profile.name}`` is one name, never an
-    attribute lookup, and no index or attribute access reaches any object."""
+    attribute lookup, and no index or attribute access reaches any object. Every value is
+    formatted as text (cut at MAX_FIELD_TEXT characters), so a spec that template_problem
+    accepted works for any value."""
 
     def get_field(self, field_name: str, args: Any, kwargs: Any) -> tuple[Any, str]:
         return kwargs[field_name], field_name
+
+    def format_field(self, value: Any, format_spec: str) -> str:
+        text = value if isinstance(value, str) else str(value)
+        if len(text) > MAX_FIELD_TEXT:
+            text = text[:MAX_FIELD_TEXT - 3] + "..."
+        return format(text, format_spec)
+
+
+def spec_problem(spec: str) -> str | None:
+    """Why a format spec cannot be used in a message, or None."""
+    match = _SPEC.match(spec)
+    if match is None:
+        return (f"format spec {spec!r} is not supported: values are formatted as text, so "
+                "use [[fill]align][width][.precision], e.g. {value:>10} or {value:.40}")
+    if int(match.group("width") or 0) > MAX_WIDTH:
+        return f"format spec {spec!r}: the width can be at most {MAX_WIDTH}"
+    return None
 
 
 _FORMATTER = _Formatter()
@@ -361,6 +378,9 @@ def template_problem(template: str) -> str | None:
             return f"message template {template!r} names {{{name}}}; known names: {known}"
         if spec and "{" in spec:
             return f"message template {template!r}: nested fields are not supported"
+        problem = spec_problem(spec) if spec else None
+        if problem:
+            return f"message template {template!r}: {problem}"
         if conversion not in (None, "r", "s", "a"):
             return f"message template {template!r}: unknown conversion !{conversion}"
     return None
@@ -404,8 +424,9 @@ def _placeholder_problems(schema: Any, path: Path = ()) -> Iterator[tuple[Path, 
 
 def _fast_check(schema: Any) -> Callable[[Any], bool] | None:
     from pmanifest.fastschema import compile_schema
+    from pmanifest.policy_schema import search
 
-    return compile_schema(schema, {})
+    return compile_schema(schema, {}, search=search)
 
 
 # --- loading -----------------------------------------------------------------------------------
@@ -509,9 +530,15 @@ def _check_json_schema(schema: Any, fail: Callable[..., ConfigError]) -> None:
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import SchemaError
 
+    from pmanifest.policy_schema import problems
+
     # check the schema as compiled for the default profile: placeholders become values
+    compiled = substitute(schema, get_profile(DEFAULT_PROFILE))
+    for where, problem in problems(compiled):
+        is_key = len(where) >= 2 and where[-2] == "patternProperties"
+        raise fail(problem, ("schema", *where), value=not is_key)
     try:
-        Draft202012Validator.check_schema(substitute(schema, get_profile(DEFAULT_PROFILE)))
+        Draft202012Validator.check_schema(compiled)
     except SchemaError as exc:
         path: Path = ("schema", *exc.absolute_path)
         raise fail(f"schema is not a valid JSON Schema (draft 2020-12): {exc.message}", path,
