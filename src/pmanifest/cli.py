@@ -248,7 +248,7 @@ def policy_test(dirs: tuple[str, ...]) -> None:
     Prints PASS/FAIL per test and a summary; exit 1 if any test fails, 2 if a policy file is
     invalid.
     """
-    from pmanifest.policy import run_policy_tests
+    from pmanifest.policy_command import run_policy_tests
 
     lines, failed = run_policy_tests(dirs)
     for line in lines:

@@ -82,7 +82,7 @@ def test_the_validator_itself_never_retrieves(server: tuple[str, list[str]]) -> 
     """Even a schema that skipped the load-time check cannot make a request."""
     from referencing.exceptions import Unresolvable
 
-    from pmanifest.policy_schema import validator
+    from pmanifest.policy.safety import validator
 
     url, hits = server
     checker = validator({"$ref": f"{url}/s.json"})
