@@ -12,7 +12,6 @@ from pmanifest.errors import SpecError
 from pmanifest.profile import DEFAULT_PROFILE, Profile, get_profile
 
 API_VERSION = "pmanifest/v1"
-ROLES = ("worker", "coordinator", "serving")
 COMPUTE = ("preemptible", "standard")
 TRIGGERS = ("sigterm", "preStop")
 _DEFAULT = get_profile(DEFAULT_PROFILE)  # for the defaults the schema documents
