@@ -75,10 +75,15 @@ def preemption_counts_as_failure(ctx: Context) -> Iterator[Hit]:
             return
         path, why = problem
         where = path or policy_path
+    restart = w.pod.get("restartPolicy")
+    also = "" if restart == "Never" else (
+        f", and set the pod template's `restartPolicy: Never` (it is {restart!r}; a "
+        "podFailurePolicy requires Never)" if restart is not None else
+        ", and set the pod template's `restartPolicy: Never` (a podFailurePolicy requires it)")
     yield Hit(where,
               f"{w.kind} can run on preemptible nodes but {why}: every preemption consumes "
               f"backoffLimit and can fail the {w.kind}; add a podFailurePolicy rule "
-              f"`action: Ignore` with `onPodConditions: [{{type: {DISRUPTION}}}]`")
+              f"`action: Ignore` with `onPodConditions: [{{type: {DISRUPTION}}}]`{also}")
 
 
 @rule("PM402")
