@@ -125,7 +125,9 @@ def _hits(doc: Document, rules: list[Rule], options: LintOptions) -> list[tuple[
             hits.extend((rule, hit) for hit in rule.check(context))
             continue
         for workload in workloads:
-            found = rule.check(Context(workload, profile, options.kubernetes_version))
+            # a pod that selects one of the profile's compute classes is governed by theirs
+            governing = profile.for_pod(workload.pod)
+            found = rule.check(Context(workload, governing, options.kubernetes_version))
             hits.extend((rule, hit) for hit in found)
     return hits
 

@@ -2,8 +2,10 @@
 
 One answer per pod template, computed from ``nodeSelector``, required node affinity (terms are
 ORed, expressions inside a term ANDed, and the whole ANDed with ``nodeSelector``), ``nodeName``
-and, for providers that taint preemptible nodes, tolerations. Every rule reads this answer;
-no rule re-derives placement.
+and, for providers that taint preemptible nodes, tolerations (or the provider's own, for pods
+that ask for preemptible nodes where it adds them). A pod that selects one of the profile's
+compute classes is placed under the profile of those classes (:meth:`Profile.for_pod`).
+Every rule reads this answer; no rule re-derives placement.
 
 Node model, from the active profile: a preemptible node carries ``label_key=label_value`` (and
 the profile's taint, if any); a standard node either lacks the label or carries another value.
@@ -12,12 +14,12 @@ Where the manifest does not say, both are assumed possible (no false alarms from
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from pmanifest.document import Path
-from pmanifest.profile import Profile
+from pmanifest.profile import Profile, Taint
 
 
 @dataclass(frozen=True)
@@ -155,24 +157,57 @@ def _field_name_class(reqs: list[Requirement], profile: Profile) -> tuple[bool, 
     return fit_p, fit_s
 
 
-def _tolerates(pod: dict[str, Any], profile: Profile) -> bool:
+def toleration(pod: dict[str, Any], profile: Profile) -> str | None:
+    """How the pod gets past the profile's taint on preemptible nodes: "untainted" (there is
+    none), "explicit" (one of its tolerations matches), "automatic" (it asks for preemptible
+    nodes and the provider adds the toleration), or None (it cannot land there)."""
     taint = profile.taint
     if taint is None:
-        return True
+        return "untainted"
     tolerations = pod.get("tolerations")
-    if not isinstance(tolerations, list):
+    for tol in tolerations if isinstance(tolerations, list) else []:
+        if isinstance(tol, dict) and _matches(tol, taint):
+            return "explicit"
+    if profile.auto_toleration and _asks_for_preemptible(pod, profile):
+        return "automatic"
+    return None
+
+
+def _matches(tol: dict[str, Any], taint: Taint) -> bool:
+    key, op, effect = tol.get("key"), tol.get("operator", "Equal"), tol.get("effect")
+    if effect not in (None, "", taint.effect):
         return False
-    for tol in tolerations:
-        if not isinstance(tol, dict):
-            continue
-        key, op, effect = tol.get("key"), tol.get("operator", "Equal"), tol.get("effect")
-        if effect not in (None, "", taint.effect):
-            continue
-        if op == "Exists" and key in (None, "", taint.key):
-            return True
-        if key == taint.key and op == "Equal" and tol.get("value") == taint.value:
-            return True
-    return False
+    if op == "Exists":
+        return key in (None, "", taint.key)
+    return key == taint.key and op == "Equal" and tol.get("value") == taint.value
+
+
+def _asks_for_preemptible(pod: dict[str, Any], profile: Profile) -> bool:
+    """A nodeSelector, or a required or preferred node affinity expression, that names the
+    preemptible label with its value (how GKE Autopilot recognises a Spot Pod request)."""
+    selector = pod.get("nodeSelector")
+    if isinstance(selector, dict) and str(selector.get(profile.label_key)) == profile.label_value:
+        return True
+    return any(e.get("key") == profile.label_key and e.get("operator") == "In"
+               and profile.label_value in _as_str_tuple(e.get("values"))
+               for e in _affinity_expressions(pod))
+
+
+def _affinity_expressions(pod: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """Every matchExpression of the pod's required and preferred node affinity."""
+    node = pod.get("affinity")
+    node = node.get("nodeAffinity") if isinstance(node, dict) else None
+    if not isinstance(node, dict):
+        return
+    required = node.get("requiredDuringSchedulingIgnoredDuringExecution")
+    terms = required.get("nodeSelectorTerms") if isinstance(required, dict) else None
+    found = list(terms) if isinstance(terms, list) else []
+    preferred = node.get("preferredDuringSchedulingIgnoredDuringExecution")
+    if isinstance(preferred, list):
+        found += [p.get("preference") for p in preferred if isinstance(p, dict)]
+    for term in found:
+        exprs = term.get("matchExpressions") if isinstance(term, dict) else None
+        yield from (e for e in exprs if isinstance(e, dict)) if isinstance(exprs, list) else ()
 
 
 @dataclass(frozen=True)
@@ -246,6 +281,7 @@ def _term(reqs: list[Requirement], name: _NodeName, profile: Profile, out: _Outc
 
 
 def placement_of(pod: dict[str, Any], profile: Profile, base: Path = ()) -> Placement:
+    profile = profile.for_pod(pod)
     selector = _node_selector(pod, base)
     terms = _affinity_terms(pod, base)
     name = _node_name(pod, profile, base)
@@ -257,7 +293,7 @@ def placement_of(pod: dict[str, Any], profile: Profile, base: Path = ()) -> Plac
             out.contradiction((*terms_path, t), "an empty nodeSelectorTerm matches no node")
             continue
         _term(selector + term, name, profile, out)
-    can_p = out.preemptible and _tolerates(pod, profile)
+    can_p = out.preemptible and toleration(pod, profile) is not None
     can_s = out.standard
     both = can_p and can_s
     fits = can_p or can_s

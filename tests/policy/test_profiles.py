@@ -12,7 +12,8 @@ import yaml
 from click.testing import CliRunner
 
 from pmanifest.cli import main
-from pmanifest.profile import get_profile, profile_names
+from pmanifest.errors import ConfigError
+from pmanifest.profile import ComputeClasses, Taint, get_profile, parse_profiles, profile_names
 
 SPEC = """\
 apiVersion: pmanifest/v1
@@ -41,13 +42,13 @@ def objects(text: str) -> dict[str, dict[str, Any]]:
 
 
 def test_the_four_providers_are_shipped() -> None:
-    assert profile_names() == ["aks", "gke", "karpenter", "together"]
+    assert profile_names() == ["aks", "gke", "gke-autopilot", "karpenter", "together"]
     assert get_profile("karpenter").grace_period_cap == 120
     assert get_profile("gke").label_key == "cloud.google.com/gke-spot"
     assert get_profile("aks").taint is not None
 
 
-@pytest.mark.parametrize("name", ["together", "gke", "karpenter", "aks"])
+@pytest.mark.parametrize("name", ["together", "gke", "gke-autopilot", "karpenter", "aks"])
 def test_render_then_lint_round_trip(name: str) -> None:
     profile = get_profile(name)
     rendered = render(SPEC, "--profile", name)
@@ -108,7 +109,8 @@ def test_spec_cluster_profile_and_the_flag_overriding_it() -> None:
     assert "did you mean 'karpenter'?" in typo.stderr
     unknown = render(SPEC, "--profile", "azure")
     assert (unknown.exit_code, unknown.stderr) == (
-        2, "pmanifest: unknown profile 'azure'; known profiles: aks, gke, karpenter, together\n")
+        2, "pmanifest: unknown profile 'azure'; known profiles: aks, gke, gke-autopilot, "
+           "karpenter, together\n")
 
 
 JOB_300 = textwrap.dedent("""\
@@ -162,3 +164,47 @@ def test_a_mistyped_profile_field_is_one_line_at_its_position() -> None:
         load_data(broken, "profiles.yaml", PROFILE_SCHEMA, "the profiles")
     assert str(caught.value) == (f"profiles.yaml:{line}:3: unknown key 'gracePeriodCapp' in "
                                  "karpenter; did you mean 'gracePeriodCap'?")
+
+
+AUTOPILOT_CLASS = {"nodeSelector": {"cloud.google.com/compute-class": "Accelerator"}}
+
+
+def test_a_pod_that_selects_an_autopilot_class_is_governed_by_gke_autopilot() -> None:
+    gke = get_profile("gke")
+    assert gke.for_pod(AUTOPILOT_CLASS).name == "gke-autopilot"
+    assert gke.for_pod({"nodeSelector": {"cloud.google.com/compute-class": "mine"}}) is gke
+    assert gke.for_pod({}) is gke
+    every_term = {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchExpressions": [{
+            "key": "cloud.google.com/compute-class", "operator": "In",
+            "values": ["Balanced", "Scale-Out"]}]}]}}}}
+    assert gke.for_pod(every_term).name == "gke-autopilot"
+    autopilot = get_profile("gke-autopilot")
+    assert (autopilot.taint, autopilot.auto_toleration, autopilot.grace_period_cap) == (
+        Taint("cloud.google.com/gke-spot", "true", "NoSchedule"), True, 25)
+    assert get_profile("together").for_pod(AUTOPILOT_CLASS).name == "together"
+
+
+def test_a_compute_class_profile_must_exist_and_not_chain() -> None:
+    text = """\
+a:
+  description: A
+  label: {key: k, value: v}
+  standardNodePrefix: null
+  preemptibleNodePrefix: null
+  taint: null
+  gracePeriodCap: 10
+  drainWindowSeconds: 10
+  computeClasses: {key: c, values: [x], profile: b}
+"""
+    with pytest.raises(ConfigError) as missing:
+        parse_profiles(text, "profiles.yaml")
+    assert (str(missing.value)) == ("profiles.yaml:9:41: computeClasses.profile 'b' must name a "
+                                    "profile without computeClasses of its own")
+    chained = text + text.replace("a:", "b:").replace("profile: b", "profile: a")
+    with pytest.raises(ConfigError):
+        parse_profiles(chained, "profiles.yaml")
+    fine = text + text.replace("a:", "b:").replace("  computeClasses: {key: c, values: [x], "
+                                                   "profile: b}\n", "")
+    assert parse_profiles(fine, "profiles.yaml")["a"].compute_classes == ComputeClasses(
+        "c", ("x",), "b")

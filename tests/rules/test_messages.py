@@ -55,3 +55,53 @@ def test_pm401_on_a_never_job_does_not_mention_the_restart_policy() -> None:
     text = ON_FAILURE_JOB.replace("OnFailure", "Never")
     assert [m for m in messages(text) if "restartPolicy" in m] == []
     assert len(messages(text)) == 1
+
+
+SERVING = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: web, image: nginx}]
+"""
+AKS_TOLERATING = SERVING.replace("      containers:", """\
+      tolerations:
+        - {key: kubernetes.azure.com/scalesetpriority, operator: Equal, value: spot,
+           effect: NoSchedule}
+      containers:""")
+AUTOPILOT_PREFERS_SPOT = SERVING.replace("      containers:", """\
+      affinity:
+        nodeAffinity:
+          preferredDuringSchedulingIgnoredDuringExecution:
+            - weight: 1
+              preference:
+                matchExpressions: [{key: cloud.google.com/gke-spot, operator: In,
+                                    values: ["true"]}]
+      containers:""")
+
+
+def test_pm102_says_why_preemptible_nodes_can_take_the_pod_in_the_profile_s_words() -> None:
+    assert messages(SERVING, "karpenter", ("PM102",)) == [
+        "8:5 PM102 Deployment (role serving) is long-running and can land on preemptible nodes "
+        "(nothing in its placement keeps it off them); add a required nodeAffinity "
+        "`karpenter.sh/capacity-type NotIn [spot]` to every term"]
+    # aks taints its Spot nodes: the pod gets there through its own toleration
+    assert messages(AKS_TOLERATING, "aks", ("PM102",)) == [
+        "8:5 PM102 Deployment (role serving) is long-running and can land on preemptible nodes "
+        "(it tolerates their taint `kubernetes.azure.com/scalesetpriority=spot:NoSchedule` and "
+        "nothing in its placement keeps it off them); add a required nodeAffinity "
+        "`kubernetes.azure.com/scalesetpriority NotIn [spot]` to every term, or drop the "
+        "toleration for `kubernetes.azure.com/scalesetpriority`"]
+    assert messages(SERVING, "aks", ("PM102",)) == []  # tainted, not tolerated
+    # GKE Autopilot adds the toleration to a pod that asks for Spot, even a preferred ask
+    assert messages(AUTOPILOT_PREFERS_SPOT, "gke-autopilot", ("PM102",)) == [
+        "9:7 PM102 Deployment (role serving) is long-running and can land on preemptible nodes "
+        "(it asks for them in its node affinity, and the provider adds the toleration for their "
+        "taint `cloud.google.com/gke-spot=true:NoSchedule` (gke-autopilot profile)); add a "
+        "required nodeAffinity `cloud.google.com/gke-spot NotIn [true]` to every term"]
+    assert all("not tainted" not in m for p in ("together", "gke", "karpenter", "aks")
+               for m in messages(AKS_TOLERATING, p, ("PM102", "PM103")))

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from pmanifest.document import Path
-from pmanifest.placement import placement_of
+from pmanifest.placement import placement_of, toleration
 from pmanifest.profile import Profile
 from pmanifest.rules import Context, Hit, rule
 from pmanifest.workloads import Workload, get, mapping, sequence
@@ -52,9 +52,27 @@ def _unconfined_position(w: Workload, profile: Profile) -> Path:
     return w.pod_path
 
 
-def _exclusion_hint(profile: Profile) -> str:
-    return (f"add a required nodeAffinity `{profile.label_key} NotIn [{profile.label_value}]` "
+def _exclusion_hint(w: Workload, profile: Profile) -> str:
+    hint = (f"add a required nodeAffinity `{profile.label_key} NotIn [{profile.label_value}]` "
             "to every term")
+    if profile.taint is not None and toleration(w.pod, profile) == "explicit":
+        hint += f", or drop the toleration for `{profile.taint.key}`"
+    return hint
+
+
+def _why_preemptible(w: Workload, profile: Profile) -> str:
+    """Why preemptible nodes can take the pod, in the words of the profile: never "they are
+    not tainted" where the provider taints them."""
+    taint = profile.taint
+    how = toleration(w.pod, profile)
+    if taint is None or how in (None, "untainted"):
+        return "nothing in its placement keeps it off them"
+    spelled = f"{taint.key}={taint.value}" if taint.value is not None else taint.key
+    if how == "explicit":
+        return (f"it tolerates their taint `{spelled}:{taint.effect}` and nothing in its "
+                "placement keeps it off them")
+    return (f"it asks for them in its node affinity, and the provider adds the toleration for "
+            f"their taint `{spelled}:{taint.effect}` ({profile.name} profile)")
 
 
 @rule("PM101")
@@ -74,8 +92,8 @@ def serving_not_pinned(ctx: Context) -> Iterator[Hit]:
     if not w.long_running or w.role == "coordinator" or not (p.preemptible and p.standard):
         return
     yield Hit(_unconfined_position(w, ctx.profile),
-              f"{_what(w)} is long-running and can land on preemptible nodes (they are not "
-              f"tainted); {_exclusion_hint(ctx.profile)}")
+              f"{_what(w)} is long-running and can land on preemptible nodes "
+              f"({_why_preemptible(w, ctx.profile)}); {_exclusion_hint(w, ctx.profile)}")
 
 
 @rule("PM103")
@@ -88,10 +106,10 @@ def coordinator_on_preemptible(ctx: Context) -> Iterator[Hit]:
         how = "is confined to preemptible nodes"
     else:
         path = _unconfined_position(w, ctx.profile)
-        how = "can run on preemptible nodes (they are not tainted)"
+        how = f"can run on preemptible nodes ({_why_preemptible(w, ctx.profile)})"
     yield Hit(path,
               f"{_what(w)} is a coordinator / stateful anchor and {how}: a preemption takes "
-              f"every worker that depends on it down; {_exclusion_hint(ctx.profile)}")
+              f"every worker that depends on it down; {_exclusion_hint(w, ctx.profile)}")
 
 
 @rule("PM104")
