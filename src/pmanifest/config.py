@@ -11,8 +11,12 @@ Keys::
     rules:                          # rule id or slug -> off | error | warning | info
       PM302: off
       prestop-sleep: error
-    exclude: ["charts/**/tests/*"]  # glob patterns of paths not to lint
+    exclude: ["charts/**/tests/*"]  # glob patterns of paths not to lint, also when a file is
+                                    # named on the command line (--no-force-exclude: only in
+                                    # directory walks)
     policies: [policies/]           # user policy directories, relative to this file
+    inlineSuppressions: false       # honour no `# pmanifest: ignore=` comment and no
+                                    # pmanifest.io/ignore annotation (each is reported, PM005)
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ CONFIG_SCHEMA: dict[str, Any] = {
         "rules": {"type": "object", "additionalProperties": {"enum": [*LEVELS, False]}},
         "exclude": _STRINGS,
         "policies": _STRINGS,
+        "inlineSuppressions": {"type": "boolean"},
     },
 }
 _WORDS = Words(root="the config", patterns={
@@ -64,6 +69,7 @@ class Config:
     exclude: tuple[str, ...] = ()
     base_dir: FsPath | None = None  # exclude patterns are relative to this
     policies: tuple[Policy, ...] = ()  # loaded from the `policies:` directories
+    inline_suppressions: bool = True  # honour ignore comments and annotations in manifests
 
 
 def find_config(start: FsPath) -> FsPath | None:
@@ -141,7 +147,7 @@ def _parse(data: dict[str, Any], source: str, positions: Any, base: FsPath) -> C
     rules = _parse_rules(data.get("rules", {}), fail, names)
     exclude = data.get("exclude", [])
     return Config(source, version, profile, fail_on, rules, tuple(exclude), base,
-                  tuple(policies))
+                  tuple(policies), data.get("inlineSuppressions", True))
 
 
 def _load_policies(dirs: Any, base: FsPath, fail: Any) -> list[Policy]:

@@ -5,7 +5,8 @@ own position) is handed to every enabled rule according to what the rule applies
 rules see the object, workload rules each of its pod templates (with its role and placement).
 Rules name paths, never positions: positions of a document's findings are looked up in one
 batch after its rules ran, so a document with many findings is parsed again once, not once per
-finding. Suppressions (annotations, inline comments) are applied here so no rule knows them.
+finding. Suppressions (annotations, inline comments) are applied here so no rule knows them;
+one that suppresses nothing is reported (PM005). Patch fragments are not linted (PM006).
 """
 
 from __future__ import annotations
@@ -14,15 +15,26 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from pmanifest.document import Document, Finding, ObjectRef, Pos, dotted
+from pmanifest.fragments import fragment
 from pmanifest.loader import Broken, YamlProblem, decode, load_documents
 from pmanifest.profile import DEFAULT_PROFILE, Profile, get_profile
 from pmanifest.rules import Context, Hit, ObjectContext, Rule, registry
 from pmanifest.schema import DEFAULT_KUBERNETES_VERSION
-from pmanifest.suppress import annotation_ignores, inline_ignores
+from pmanifest.suppress import (
+    SUPPRESSION_MARK,
+    annotation_ignores,
+    annotation_problems,
+    comment_problems,
+    inline_ignores,
+)
 from pmanifest.workloads import workloads_of
 
 SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
-ALWAYS = ("PM001",)  # a file that does not parse is never silently passed (also with --select)
+SUPPRESSION_RULE = "PM005"  # a suppression that suppresses nothing
+FRAGMENT_RULE = "PM006"  # a patch fragment, not linted
+# a file that does not parse is never silently passed, nor a patch fragment silently skipped
+# (also with --select)
+ALWAYS = ("PM001", FRAGMENT_RULE)
 
 
 @dataclass(frozen=True)
@@ -32,6 +44,7 @@ class LintOptions:
     severities: dict[str, str] = field(default_factory=dict)  # rule id -> severity or "off"
     record_objects: bool = False  # keep the label of every object (JUnit lists them all)
     select: frozenset[str] | None = None  # run only these rule ids (None: every rule)
+    inline_suppressions: bool = True  # honour ignore comments and annotations (config)
 
     @property
     def profile(self) -> Profile:
@@ -51,6 +64,7 @@ class FileResult:
     findings: list[Finding]
     objects: int  # Kubernetes objects seen
     labels: tuple[str, ...] = ()  # their labels, with LintOptions.record_objects
+    fragments: int = 0  # patch fragments seen and not linted (PM006)
 
 
 def lint_bytes(raw: bytes, file: str, options: LintOptions) -> list[Finding]:
@@ -58,32 +72,65 @@ def lint_bytes(raw: bytes, file: str, options: LintOptions) -> list[Finding]:
     return lint_file(raw, file, options).findings
 
 
-def lint_file(raw: bytes, file: str, options: LintOptions) -> FileResult:
+def lint_file(raw: bytes, file: str, options: LintOptions,
+              patch_of: str | None = None) -> FileResult:
+    """Findings and counts for one file; ``patch_of``: the kustomization that names the file
+    as a patch (then every object in it is a fragment, see :mod:`pmanifest.fragments`)."""
     try:
         text = decode(raw)
     except YamlProblem as problem:
         return FileResult(_syntax_findings(file, problem, options), 0)
-    lines = tuple(text.split("\n"))
-    findings: list[Finding] = []
-    objects = 0
-    labels: list[str] = []
-    rules = [r for r in registry().values() if r.check is not None and options.enabled(r.meta.id)]
+    run = _FileRun(file, tuple(text.split("\n")), options, patch_of)
     for item in load_documents(text):
         if isinstance(item, Broken):
-            findings.extend(_syntax_findings(file, item.problem, options))
-            continue
-        doc = Document(file, item.index, item.data, item.positions, lines)
-        checked = [(obj, _hits(obj, rules, options)) for obj in _objects(doc)]
-        objects += len(checked)
-        if options.record_objects:
-            labels.extend(ObjectRef(o.kind, o.name, o.namespace).label() for o, _ in checked)
+            run.findings.extend(_syntax_findings(file, item.problem, options))
+        else:
+            run.document(Document(file, item.index, item.data, item.positions, run.lines))
+    if SUPPRESSION_MARK in text and options.enabled(SUPPRESSION_RULE):
+        run.findings.extend(_comment_findings(file, run.lines, options))
+    return FileResult(sorted(run.findings, key=Finding.sort_key), run.objects,
+                      tuple(run.labels), run.fragments)
+
+
+@dataclass
+class _FileRun:
+    """What one file's documents add up to, document by document."""
+
+    file: str
+    lines: tuple[str, ...]
+    options: LintOptions
+    patch_of: str | None
+    findings: list[Finding] = field(default_factory=list)
+    objects: int = 0
+    fragments: int = 0
+    labels: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.rules = [r for r in registry().values()
+                      if r.check is not None and self.options.enabled(r.meta.id)]
+
+    def document(self, doc: Document) -> None:
+        linted = [(obj, *_object_hits(obj, self.rules, self.options, self.patch_of))
+                  for obj in _objects(doc)]
+        self.objects += sum(1 for _, _, whole in linted if whole)
+        self.fragments += sum(1 for _, _, whole in linted if not whole)
+        if self.options.record_objects:
+            self.labels.extend(ObjectRef(o.kind, o.name, o.namespace).label()
+                               for o, _, _ in linted)
         # every finding of the document (List items included) is located in one pass
         doc.positions.prefetch(obj.positions.absolute(path)
-                               for obj, hits in checked for _, hit in hits
+                               for obj, hits, _ in linted for _, hit in hits
                                for path in _paths(hit))
-        for obj, hits in checked:
-            findings.extend(_findings(obj, hits, options))
-    return FileResult(sorted(findings, key=Finding.sort_key), objects, tuple(labels))
+        for obj, hits, _ in linted:
+            self.findings.extend(_findings(obj, hits, self.options))
+
+
+def _comment_findings(file: str, lines: tuple[str, ...], options: LintOptions) -> list[Finding]:
+    """PM005 for every ``# pmanifest:`` comment that suppresses nothing."""
+    rule = registry()[SUPPRESSION_RULE]
+    return [Finding(rule.meta.id, rule.meta.slug, options.severity_of(rule), file, line, column,
+                    ObjectRef(None, None, None), "", message)
+            for line, column, message in comment_problems(lines, options.inline_suppressions)]
 
 
 def _syntax_findings(file: str, problem: YamlProblem, options: LintOptions) -> list[Finding]:
@@ -109,6 +156,24 @@ def _objects(doc: Document) -> Iterator[Document]:
             yield from _objects(sub)
         return
     yield doc
+
+
+def _object_hits(doc: Document, rules: list[Rule], options: LintOptions,
+                 patch_of: str | None) -> tuple[list[tuple[Rule, Hit]], bool]:
+    """What the rules report about one object, and whether it is a whole object: a patch
+    fragment is not linted, PM006 says so instead."""
+    found = fragment(doc, patch_of)
+    if found is None:
+        hits = _hits(doc, rules, options)
+        if options.enabled(SUPPRESSION_RULE):
+            rule = registry()[SUPPRESSION_RULE]
+            hits.extend((rule, Hit(path, message, value=True)) for path, message
+                        in annotation_problems(doc, options.inline_suppressions))
+        return hits, True
+    if not options.enabled(FRAGMENT_RULE):
+        return [], False
+    path, message = found
+    return [(registry()[FRAGMENT_RULE], Hit(path, message))], False
 
 
 def _hits(doc: Document, rules: list[Rule], options: LintOptions) -> list[tuple[Rule, Hit]]:
@@ -141,13 +206,14 @@ def _paths(hit: Hit) -> tuple[tuple[str | int, ...], ...]:
 
 def _findings(doc: Document, hits: list[tuple[Rule, Hit]], options: LintOptions) -> list[Finding]:
     """Hits, less the suppressed ones, as findings at their positions."""
-    ignored = annotation_ignores(doc) if hits else set()
+    honoured = options.inline_suppressions
+    ignored = annotation_ignores(doc) if hits and honoured else set()
     out = []
     for rule, hit in hits:
         if rule.meta.id in ignored:
             continue
         pos = position(doc, hit)
-        if rule.meta.id in inline_ignores(doc, pos):
+        if honoured and rule.meta.id in inline_ignores(doc, pos):
             continue
         out.append(_finding(doc, rule, hit, pos, options))
     return out

@@ -19,6 +19,7 @@ from pmanifest.atomic import STDOUT, Identity, check_writable, identity, refuse_
 from pmanifest.config import Config, find_config, load_config, resolve_rule
 from pmanifest.document import Finding
 from pmanifest.errors import ConfigError, InputError
+from pmanifest.kustomize import mark_patches
 from pmanifest.lint import SEVERITY_RANK, LintOptions
 from pmanifest.parallel import Linted, default_jobs, lint_inputs
 from pmanifest.reporters import Summary, reporter
@@ -97,7 +98,8 @@ def options_for(request: LintRequest, config: Config) -> LintOptions:
     if request.no_schema:
         severities["PM002"] = "off"
     select = frozenset(resolve_rule(name) for name in request.select) or None
-    return LintOptions(version, profile, severities, select=select)
+    return LintOptions(version, profile, severities, select=select,
+                       inline_suppressions=config.inline_suppressions)
 
 
 def run_lint(request: LintRequest) -> tuple[str, list[str], int]:
@@ -158,8 +160,8 @@ def _lint(request: LintRequest, config: Config) -> tuple[str, list[str], int]:
         check_writable(output.path)
     run = _Run(_other_inputs(request, config))
     refuse_inputs((o.path for o in request.outputs), run.read)
-    inputs = iter_inputs(request.paths, request.stdin_filename, config.exclude,
-                         config.base_dir)
+    inputs = mark_patches(list(iter_inputs(request.paths, request.stdin_filename,
+                                           config.exclude, config.base_dir)))
     jobs = request.jobs if request.jobs is not None else default_jobs()
     for linted in lint_inputs(inputs, options, jobs):
         run.add(linted)

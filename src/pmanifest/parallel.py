@@ -39,7 +39,9 @@ def _lint_one(item: FileRef | Source | Problem, options: LintOptions) -> Linted 
     source = item.read() if isinstance(item, FileRef) else item
     if isinstance(source, Problem):
         return source
-    return Linted(source.name, lint_file(source.raw, source.name, options), source.identity)
+    patch_of = item.patch_of if isinstance(item, FileRef) else None
+    result = lint_file(source.raw, source.name, options, patch_of)
+    return Linted(source.name, result, source.identity)
 
 
 def _lint_batch(batch: list[FileRef | Source | Problem],

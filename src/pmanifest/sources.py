@@ -48,6 +48,7 @@ class FileRef:
 
     path: str
     named: bool = False  # named on the command line (not found by walking a directory)
+    patch_of: str | None = None  # the kustomization that names this file as a patch
 
     def read(self) -> Source | Problem:
         found = _read(self.path)

@@ -2,19 +2,26 @@
 ``# pmanifest: ignore=RULE[,RULE...] [reason=...]`` comments on the finding's line or the line
 above. Rules never see them: the engine drops suppressed hits.
 
+A suppression that names no rule (``ignore=PM2O1``, annotation ``PM999``) or a
+``# pmanifest: ignore`` comment written some other way (``ignore: PM201``, trailing words) would
+silently suppress nothing: :func:`comment_problems` and :func:`annotation_problems` find them,
+and the engine reports each as PM005. With ``inlineSuppressions: false`` in the config the
+engine honours none of them and reports each as PM005 too.
+
 Comment lines are read in linear time whatever they hold (a 100 KB comment line costs one
 pass over it)."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
-from pmanifest.catalogue import lookup
+from pmanifest.catalogue import lookup, suggest
 from pmanifest.document import Document, Path, Pos
 from pmanifest.workloads import get, pod_paths
 
 IGNORE_ANNOTATION = "pmanifest.io/ignore"
-_MARK = "pmanifest:"
+SUPPRESSION_MARK = _MARK = "pmanifest:"
 _NAMES = re.compile(r"[ \t]*ignore=([A-Za-z0-9_,\- ]*)")
 _REASON = " reason"
 
@@ -31,15 +38,89 @@ def rule_ids(names: str) -> set[str]:
 
 def annotation_ignores(doc: Document) -> set[str]:
     """Rules ignored by the annotation on the object or on any of its pod templates."""
+    ignored: set[str] = set()
+    for _, value in ignore_annotations(doc):
+        ignored |= rule_ids(value)
+    return ignored
+
+
+def ignore_annotations(doc: Document) -> Iterator[tuple[Path, str]]:
+    """(path, value) of every ignore annotation of the object and of its pod templates."""
     paths: list[Path] = [("metadata", "annotations")]
     paths.extend((*pod[:-1], "metadata", "annotations") for pod in pod_paths(doc) if pod[:-1])
-    ignored: set[str] = set()
     for path in paths:
         node = get(doc.data, path)
         value = node.get(IGNORE_ANNOTATION) if isinstance(node, dict) else None
         if isinstance(value, str):
-            ignored |= rule_ids(value)
-    return ignored
+            yield (*path, IGNORE_ANNOTATION), value
+
+
+def unknown_names(names: str) -> list[str]:
+    """The names in ``"PM201, PM2O1"`` that are no rule (id or slug)."""
+    return [name.strip() for name in names.split(",")
+            if name.strip() and lookup(name.strip()) is None]
+
+
+def _unknown_message(where: str, name: str) -> str:
+    return (f"{where} names {name!r}, which is no rule{suggest(name)}, so it suppresses "
+            "nothing; `pmanifest rules` lists the ids and slugs")
+
+
+def annotation_problems(doc: Document, honoured: bool) -> Iterator[tuple[Path, str]]:
+    """(path, message) of every ignore annotation that suppresses nothing: it names no rule,
+    or suppressions in manifests are turned off (``honoured`` is False)."""
+    for path, value in ignore_annotations(doc):
+        if not honoured:
+            yield path, f"{IGNORE_ANNOTATION} is not honoured: {_OFF}"
+            continue
+        for name in unknown_names(value):
+            yield path, _unknown_message(f"annotation {IGNORE_ANNOTATION}", name)
+
+
+_OFF = ("suppressions in manifests are turned off by the config (inlineSuppressions: false); "
+        "set the rule's level in the config instead")
+
+
+def comment_problems(lines: tuple[str, ...], honoured: bool) -> Iterator[tuple[int, int, str]]:
+    """(line, column, message) of every ``# pmanifest: ignore`` comment that suppresses
+    nothing: written some other way than ``ignore=RULE[,RULE] [reason=...]``, naming no rule,
+    or not honoured (``honoured`` is False)."""
+    for number, line in enumerate(lines, 1):
+        if _MARK not in line:
+            continue
+        start = _directive_start(line)
+        if start is None:
+            continue
+        names = comment_names(line)
+        if names is None:
+            yield number, start + 1, ("`# pmanifest:` comment not understood, so it suppresses "
+                                      "nothing; write `# pmanifest: ignore=PM201[,RULE...] "
+                                      "[reason=...]` with nothing after it")
+        elif not honoured:
+            yield number, start + 1, f"`# pmanifest: ignore` is not honoured: {_OFF}"
+        else:
+            for name in unknown_names(names):
+                column = line.find(name, start) + 1
+                yield number, column, _unknown_message("`# pmanifest: ignore`", name)
+
+
+_DIRECTIVE_WORDS = ("ignore", "disable", "noqa", "skip", "suppress")
+
+
+def _directive_start(line: str) -> int | None:
+    """Where a ``# pmanifest: ignore...`` comment (or one meant as such: ``disable``,
+    ``noqa``, ``skip``, ``suppress``) starts in ``line``, or None; other ``pmanifest:`` prose
+    in a comment is no directive."""
+    start = 0
+    while (i := line.find(_MARK, start)) != -1:
+        start = i + len(_MARK)
+        j = i - 1
+        while j >= 0 and line[j] in " \t":
+            j -= 1
+        if j >= 0 and line[j] == "#" and \
+                line[start:].lstrip(" \t").lower().startswith(_DIRECTIVE_WORDS):
+            return i
+    return None
 
 
 def inline_ignores(doc: Document, pos: Pos) -> set[str]:

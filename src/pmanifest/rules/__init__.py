@@ -39,7 +39,9 @@ __all__ = ["RULE_ID", "SEVERITIES", "SLUG", "Context", "Fix", "Hit", "Mention", 
 
 PLUGIN_GROUP = "pmanifest.rules"
 APPLIES = ("workload", "object")
-ENGINE_RULES = ("PM001",)  # applied by the engine itself while parsing
+# applied by the engine itself: syntax (PM001), suppressions naming no rule (PM005), patch
+# fragments not linted (PM006)
+ENGINE_RULES = ("PM001", "PM005", "PM006")
 
 
 @dataclass(frozen=True)

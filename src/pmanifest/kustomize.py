@@ -1,0 +1,124 @@
+"""Kustomize patches among the files of a lint run.
+
+A file that a kustomization names under ``patches``, ``patchesStrategicMerge`` or
+``patchesJson6902`` is a fragment of an object, merged into a base by ``kubectl kustomize``:
+linted as a whole object it reports missing selectors and templates that the base has, and
+placement the base may already fix. The lint engine skips such files (one PM006 info finding
+per object says so, and where the kustomization is); what kustomize builds is linted instead.
+
+The kustomizations looked at: those among the inputs (a directory walk finds them), and those
+in the directories of the input files and above them, up to the current directory (for files
+inside it) or to the repository root (the first directory with a ``.git``), so a file named on
+the command line, as pre-commit does, is recognised too. A kustomization that cannot be read or
+parsed names no patch (it is linted, and reported, as an input when it is one).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from pmanifest.loader import Loaded, YamlProblem, decode, load_documents
+from pmanifest.sources import FileRef, Problem, Source
+
+KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+PATCH_KEYS = ("patches", "patchesStrategicMerge", "patchesJson6902")
+MAX_KUSTOMIZATION_BYTES = 1 << 20  # a kustomization is a few lines; a huge one names nothing
+
+
+def mark_patches(items: list[FileRef | Source | Problem]) -> list[FileRef | Source | Problem]:
+    """The inputs, with ``patch_of`` set on every file a kustomization names as a patch."""
+    files = [item for item in items if isinstance(item, FileRef)]
+    if not files:
+        return items
+    patches = patch_files(_kustomizations(f.path for f in files))
+    if not patches:
+        return items
+    return [dataclasses.replace(item, patch_of=patches[key])
+            if isinstance(item, FileRef) and (key := _real(item.path)) in patches else item
+            for item in items]
+
+
+def patch_files(kustomizations: Iterable[str]) -> dict[str, str]:
+    """Real path of every patch file the kustomizations name -> the kustomization (as found)."""
+    found: dict[str, str] = {}
+    for kustomization in kustomizations:
+        base = os.path.dirname(_real(kustomization))
+        for path in _patch_paths(_read(kustomization)):
+            found.setdefault(_real(os.path.join(base, path)), kustomization)
+    return found
+
+
+def _kustomizations(paths: Iterable[str]) -> list[str]:
+    """Kustomization files among ``paths`` and in their directories and above (see the module
+    docstring), each once, in a fixed order."""
+    cwd = _real(os.curdir)
+    seen_dirs: set[str] = set()
+    out: dict[str, None] = {}
+    for path in paths:
+        if os.path.basename(path) in KUSTOMIZATION_NAMES:
+            out.setdefault(path, None)
+        for directory in _search_dirs(os.path.dirname(_real(path)), cwd):
+            if directory in seen_dirs:
+                break  # this directory and everything above it were looked at already
+            seen_dirs.add(directory)
+            for name in KUSTOMIZATION_NAMES:
+                candidate = os.path.join(directory, name)
+                if os.path.isfile(candidate):
+                    out.setdefault(_shown(candidate, cwd), None)
+    return list(out)
+
+
+def _shown(path: str, cwd: str) -> str:
+    """A path found by looking upwards, as findings name files: relative to the current
+    directory when it is inside it."""
+    relative = os.path.relpath(path, cwd)
+    return path if relative.startswith(os.pardir) else relative
+
+
+def _search_dirs(directory: str, cwd: str) -> list[str]:
+    """``directory`` and its parents up to the current directory or a repository root; only
+    ``directory`` itself when neither is above it."""
+    found = []
+    current = directory
+    while True:
+        found.append(current)
+        if current == cwd or os.path.exists(os.path.join(current, ".git")):
+            return found
+        parent = os.path.dirname(current)
+        if parent == current:
+            return found[:1]
+        current = parent
+
+
+def _read(path: str) -> Any:
+    """The first document of a kustomization, or None when it cannot be read or parsed."""
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read(MAX_KUSTOMIZATION_BYTES + 1)
+        if len(raw) > MAX_KUSTOMIZATION_BYTES:
+            return None
+        for item in load_documents(decode(raw)):
+            return item.data if isinstance(item, Loaded) else None
+    except (OSError, YamlProblem):
+        return None
+    return None
+
+
+def _patch_paths(data: Any) -> Iterator[str]:
+    """The relative paths of the patch files a kustomization names (inline patches have
+    none)."""
+    if not isinstance(data, dict):
+        return
+    for key in PATCH_KEYS:
+        entries = data.get(key)
+        for entry in entries if isinstance(entries, list) else []:
+            path = entry.get("path") if isinstance(entry, dict) else entry
+            if isinstance(path, str) and path and "\n" not in path:
+                yield path
+
+
+def _real(path: str) -> str:
+    return os.path.realpath(path)
