@@ -65,15 +65,31 @@ def main() -> None:
 # (defined in this section; see pmanifest.render and pmanifest.spec)
 
 
+def _output_format(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """``-o yaml|json`` exactly; anything else (``JSON``, ``yml``, a file name) is a usage
+    error that says where a file goes."""
+    if value is None or value in RENDER_FORMATS:
+        return value
+    raise click.BadParameter(f"{value!r} is not an output format: use yaml or json (a file "
+                             "goes to -O/--output-file FILE)", ctx, param)
+
+
+def _complete_format(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:
+    return [f for f in RENDER_FORMATS if f.startswith(incomplete)]
+
+
+RENDER_FORMATS = ("yaml", "json")
+
+
 @main.command()
 @click.option("-f", "--filename", "spec_path", required=True, metavar="FILE|-",
               help="The spec file, or - for stdin.")
-@click.option("-o", "--output", "output", default=None, metavar="yaml|json|FILE",
-              help="yaml (multi-document) or json (one v1 List) on stdout, or a FILE written "
-                   "atomically (format from --format, else .json -> json, otherwise yaml) "
-                   "[default: yaml on stdout].")
-@click.option("--format", "output_format", type=click.Choice(["yaml", "json"]), default=None,
-              help="Output format when -o names a file or with --check.")
+@click.option("-o", "--output", "output_format", default=None, metavar="yaml|json",
+              callback=_output_format, shell_complete=_complete_format,
+              help="yaml (multi-document) or json (one v1 List) [default: yaml, or json for an "
+                   "--output-file ending in .json].")
+@click.option("-O", "--output-file", "output_file", default=None, metavar="FILE",
+              help="Write the manifests to FILE, atomically, instead of stdout.")
 @click.option("--check", "check_path", default=None, metavar="RENDERED",
               help="Compare with a committed rendered file: exit 0 if equal, 1 with a unified "
                    "diff if it has drifted.")
@@ -85,14 +101,14 @@ def main() -> None:
                                   "by file name.")
 @click.option("--profile", default=None,
               help="Provider profile; overrides cluster.profile [default: together].")
-def render(spec_path: str, output: str | None, output_format: str | None, check_path: str | None,
-           kubernetes_version: str | None, templates_dir: str | None,
+def render(spec_path: str, output_format: str | None, output_file: str | None,
+           check_path: str | None, kubernetes_version: str | None, templates_dir: str | None,
            profile: str | None) -> None:
     """Render a spec into Kubernetes manifests on stdout (nothing is printed on error)."""
     from pmanifest.render import RenderOptions, read_spec, render_text
     from pmanifest.render_output import check_drift, destination, write_output
 
-    target, fmt = destination(output, output_format, check_path, spec_path)
+    target, fmt = destination(output_file, output_format, check_path, spec_path)
     text, name = read_spec(spec_path)
     rendered = render_text(text, name, RenderOptions(kubernetes_version, templates_dir, fmt,
                                                      profile))
@@ -154,12 +170,19 @@ def _colour(choice: str) -> bool:
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
               help="Lint in N processes (output is identical) [default: the number of CPUs, "
                    "at most 8; small inputs run in one process].")
+@click.option("--allow-empty", is_flag=True,
+              help="Exit 0 when no Kubernetes object is found (by default that is an error, "
+                   "exit 2: a gate that checked nothing must not pass).")
+@click.option("--force-exclude/--no-force-exclude", default=True,
+              help="Apply the config's exclude: patterns to files named on the command line "
+                   "too, as pre-commit names them [default: --force-exclude].")
 def lint(
     paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, ...],
     fail_on: str | None, kubernetes_version: str | None, profile: str | None,
     config_path: str | None, disable: tuple[str, ...], select: tuple[str, ...],
     no_schema: bool, stdin_filename: str,
-    color: str, policy_dirs: tuple[str, ...], jobs: int | None,
+    color: str, policy_dirs: tuple[str, ...], jobs: int | None, allow_empty: bool,
+    force_exclude: bool,
 ) -> None:
     """Check manifests for preemption mistakes (files, directories, or - for stdin).
 
@@ -168,15 +191,21 @@ def lint(
       pmanifest lint k8s/ --format sarif --output results.sarif --format text
     """
     from pmanifest.lint_command import LintRequest, pair_outputs, run_lint
+    from pmanifest.progress import wanted
 
+    colour = _colour(color)
     request = LintRequest(paths, pair_outputs(formats, outputs), fail_on, kubernetes_version,
                           profile, config_path, disable, no_schema, stdin_filename,
-                          _colour(color), jobs, policy_dirs, select)
-    output, messages, exit_code = run_lint(request)
-    for message in messages:
-        click.echo(message, err=True)
-    click.echo(output, nl=False)
-    sys.exit(exit_code)
+                          colour, jobs, policy_dirs, select, allow_empty, force_exclude,
+                          sys.stderr if wanted(sys.stderr) else None)
+    result = run_lint(request)
+    for warning in result.warnings:
+        click.echo(warning, err=True)
+    # the findings first, then the summary under them (on a terminal both show in that order)
+    click.echo(result.stdout, nl=False, color=colour or None)
+    sys.stdout.flush()
+    click.echo(result.summary, err=True)
+    sys.exit(result.exit_code)
 
 
 _POLICIES = click.option("--policies", "policy_dirs", multiple=True, metavar="DIR",

@@ -14,6 +14,7 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path as FsPath
+from typing import TextIO
 
 from pmanifest.atomic import STDOUT, Identity, check_writable, identity, refuse_inputs, write_files
 from pmanifest.config import Config, find_config, load_config, resolve_rule
@@ -21,9 +22,13 @@ from pmanifest.document import Finding
 from pmanifest.errors import ConfigError, InputError
 from pmanifest.kustomize import mark_patches
 from pmanifest.lint import SEVERITY_RANK, LintOptions
+from pmanifest.lint_gate import empty_run
 from pmanifest.parallel import Linted, default_jobs, lint_inputs
+from pmanifest.progress import Progress
 from pmanifest.reporters import Summary, reporter
-from pmanifest.sources import Problem, check_paths, iter_inputs
+from pmanifest.reporters.text_format import summary_line
+from pmanifest.rules import registry
+from pmanifest.sources import Exclude, FileRef, Problem, Source, check_paths, iter_inputs
 
 
 @dataclass(frozen=True)
@@ -47,6 +52,17 @@ class LintRequest:
     jobs: int | None = None  # None: one per CPU (bounded)
     policies: tuple[str, ...] = ()  # user policy directories (--policies)
     select: tuple[str, ...] = ()  # --select: only these rules (ids or slugs)
+    allow_empty: bool = False  # --allow-empty: finding no Kubernetes object is not an error
+    force_exclude: bool = True  # the config's `exclude:` applies to named paths too
+    progress: TextIO | None = None  # a terminal's stderr to draw a progress bar on
+
+
+@dataclass(frozen=True)
+class LintResult:
+    stdout: str  # the report that goes to stdout ("" when every report goes to a file)
+    warnings: list[str]  # stderr lines to print before the findings
+    summary: str  # the one-line summary, printed on stderr after the findings
+    exit_code: int
 
 
 def pair_outputs(formats: tuple[str, ...], paths: tuple[str, ...]) -> tuple[Output, ...]:
@@ -102,8 +118,8 @@ def options_for(request: LintRequest, config: Config) -> LintOptions:
                        inline_suppressions=config.inline_suppressions)
 
 
-def run_lint(request: LintRequest) -> tuple[str, list[str], int]:
-    """Write the file reports; return (stdout text, stderr lines, exit code).
+def run_lint(request: LintRequest) -> LintResult:
+    """Write the file reports; return what to print and the exit code.
     Raises PmanifestError for exit-2 problems."""
     config = config_from(request.config_path)
     with user_policies(config, request.policies):
@@ -130,6 +146,8 @@ class _Run:
     messages: list[str] = field(default_factory=list)  # stderr lines
     files: int = 0
     objects: int = 0
+    fragments: int = 0
+    rules: int = 0  # rules the run applied
     checked: list[tuple[str, str]] = field(default_factory=list)  # (file, object), for JUnit
 
     def add(self, linted: Linted | Problem) -> None:
@@ -143,14 +161,16 @@ class _Run:
             self.read.setdefault(linted.identity, linted.name)
         self.findings.extend(linted.result.findings)
         self.objects += linted.result.objects
+        self.fragments += linted.result.fragments
         self.checked.extend((linted.name, label) for label in linted.result.labels)
 
     @property
     def summary(self) -> Summary:
-        return Summary.of(self.findings, self.files, self.objects, tuple(self.checked))
+        return Summary.of(self.findings, self.files, self.objects, tuple(self.checked),
+                          rules=self.rules, fragments=self.fragments)
 
 
-def _lint(request: LintRequest, config: Config) -> tuple[str, list[str], int]:
+def _lint(request: LintRequest, config: Config) -> LintResult:
     options = options_for(request, config)
     if any(o.format == "junit" for o in request.outputs):
         options = dataclasses.replace(options, record_objects=True)
@@ -159,20 +179,34 @@ def _lint(request: LintRequest, config: Config) -> tuple[str, list[str], int]:
     for output in request.outputs:
         check_writable(output.path)
     run = _Run(_other_inputs(request, config))
+    run.rules = sum(1 for rule_id in registry() if options.enabled(rule_id))
     refuse_inputs((o.path for o in request.outputs), run.read)
-    inputs = mark_patches(list(iter_inputs(request.paths, request.stdin_filename,
-                                           config.exclude, config.base_dir)))
-    jobs = request.jobs if request.jobs is not None else default_jobs()
-    for linted in lint_inputs(inputs, options, jobs):
-        run.add(linted)
-    stdout = _reports(request, run)
-    if run.findings and any(o.format == "text" for o in request.outputs):
-        from pmanifest.reporters.text_format import summary_line
-
-        run.messages.append(summary_line(run.summary))
+    exclude = Exclude(config.exclude, config.base_dir, request.force_exclude)
+    inputs = mark_patches(list(iter_inputs(request.paths, request.stdin_filename, exclude)))
+    _lint_inputs(inputs, options, request, run)
     threshold = SEVERITY_RANK[fail_on]
     failed = any(SEVERITY_RANK[f.severity] >= threshold for f in run.findings)
-    return stdout, run.messages, 1 if failed else 0
+    if run.objects == 0 and not failed and not request.allow_empty:
+        named = [request.stdin_filename if p == "-" else p for p in request.paths]
+        raise InputError(empty_run(named, run.files, run.fragments,
+                                   len(exclude.named_excluded(request.paths))))
+    stdout = _reports(request, run)
+    return LintResult(stdout, run.messages, summary_line(run.summary), 1 if failed else 0)
+
+
+def _lint_inputs(inputs: list[FileRef | Source | Problem], options: LintOptions,
+                 request: LintRequest, run: _Run) -> None:
+    """Lint every input into ``run``, with a progress bar on a terminal."""
+    jobs = request.jobs if request.jobs is not None else default_jobs()
+    progress = Progress(request.progress, len(inputs)) if request.progress else None
+    try:
+        for linted in lint_inputs(inputs, options, jobs):
+            run.add(linted)
+            if progress is not None:
+                progress.advance()
+    finally:
+        if progress is not None:
+            progress.close()
 
 
 def _reports(request: LintRequest, run: _Run) -> str:

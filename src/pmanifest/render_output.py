@@ -12,26 +12,20 @@ FORMATS = ("yaml", "json")
 
 
 def destination(
-    output: str | None, output_format: str | None, check: str | None, spec: str = STDOUT
+    output_file: str | None, output_format: str | None, check: str | None, spec: str = STDOUT
 ) -> tuple[str, str]:
-    """(target path or "-", format) from ``-o`` and ``--format``; refuses unwritable paths
-    before anything is rendered. ``-o yaml``/``-o json`` keep kubectl's meaning."""
-    if output is None:
-        return STDOUT, output_format or "yaml"
-    if output in FORMATS:
-        if output_format is not None and output_format != output:
-            raise InputError(f"-o {output} contradicts --format {output_format}")
-        return STDOUT, output
-    if output == STDOUT:
+    """(target path or "-", format) from ``-O FILE`` and ``-o yaml|json``; refuses unwritable
+    paths before anything is rendered."""
+    if output_file is None or output_file == STDOUT:
         return STDOUT, output_format or "yaml"
     if check is not None:
-        raise InputError("--check compares with a file; it cannot be combined with -o FILE")
-    check_writable(output, "-o")
+        raise InputError("--check compares with a file; it cannot be combined with -O FILE")
+    check_writable(output_file, "-O")
     if spec != STDOUT:
         found = identity(spec)
         if found is not None:
-            refuse_inputs([output], {found: spec}, "-o")
-    return output, output_format or ("json" if output.endswith(".json") else "yaml")
+            refuse_inputs([output_file], {found: spec}, "-O")
+    return output_file, output_format or ("json" if output_file.endswith(".json") else "yaml")
 
 
 def write_output(rendered: str, target: str) -> None:

@@ -3,6 +3,11 @@
 Directories yield ``*.yaml``/``*.yml`` files in sorted order, skipping hidden directories.
 Symlink loops, dangling links and unreadable entries are reported as problems, not fatal.
 A path named on the command line that does not exist is an input error (exit 2).
+
+The config's ``exclude:`` patterns apply to what a directory walk finds and, by default, to
+the paths named on the command line too (pre-commit names every staged file; an excluded one
+is skipped, as ruff's ``--force-exclude`` does). ``--no-force-exclude`` lints named paths
+whatever the patterns say.
 """
 
 from __future__ import annotations
@@ -57,33 +62,46 @@ class FileRef:
         return found
 
 
+@dataclass(frozen=True)
+class Exclude:
+    """The config's ``exclude:`` glob patterns, relative to the config file's directory (or
+    the current directory), and whether they apply to named paths (``force``)."""
+
+    patterns: tuple[str, ...] = ()
+    base: FsPath | None = None
+    force: bool = True
+
+    def matches(self, name: str) -> bool:
+        if not self.patterns:
+            return False
+        candidates = {name, name.removeprefix("./"), os.path.normpath(name)}
+        if self.base is not None:
+            with contextlib.suppress(ValueError):
+                candidates.add(os.path.relpath(name, self.base).replace(os.sep, "/"))
+        return any(fnmatch.fnmatch(c, pattern) for c in candidates for pattern in self.patterns)
+
+    def named_excluded(self, paths: tuple[str, ...]) -> list[str]:
+        """The paths named on the command line that the patterns skip."""
+        return [p for p in paths if p != "-" and self.force and self.matches(p)]
+
+
 def iter_inputs(
-    paths: tuple[str, ...], stdin_name: str = "<stdin>", exclude: tuple[str, ...] = (),
-    base: FsPath | None = None,
+    paths: tuple[str, ...], stdin_name: str = "<stdin>", exclude: Exclude = Exclude(),
 ) -> Iterator[FileRef | Source | Problem]:
     """Every input in a fixed order: files as references, stdin already read."""
+    skipped = set(exclude.named_excluded(paths))
     for path in paths:
         if path == "-":
             yield Source(stdin_name, sys.stdin.buffer.read(), _identity(sys.stdin.buffer))
+        elif path in skipped:
+            continue
         elif os.path.isdir(path):
-            yield from _walk(path, exclude, base)
+            yield from _walk(path, exclude)
         else:
             yield FileRef(path, named=True)
 
 
-def _excluded(name: str, exclude: tuple[str, ...], base: FsPath | None) -> bool:
-    if not exclude:
-        return False
-    candidates = {name, name.removeprefix("./")}
-    if base is not None:
-        with contextlib.suppress(ValueError):
-            candidates.add(os.path.relpath(name, base).replace(os.sep, "/"))
-    return any(fnmatch.fnmatch(c, pattern) for c in candidates for pattern in exclude)
-
-
-def _walk(
-    root: str, exclude: tuple[str, ...], base: FsPath | None
-) -> Iterator[FileRef | Problem]:
+def _walk(root: str, exclude: Exclude) -> Iterator[FileRef | Problem]:
     seen: set[tuple[int, int]] = set()
 
     def visit(directory: str) -> Iterator[FileRef | Problem]:
@@ -104,7 +122,7 @@ def _walk(
             return
         for entry in entries:
             name = os.path.join(directory, entry.name)
-            if entry.name.startswith(".") or _excluded(name, exclude, base):
+            if entry.name.startswith(".") or exclude.matches(name):
                 continue
             try:
                 is_dir = entry.is_dir()

@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from pmanifest.cli import main
+from pmanifest.rules import registry
 
 BAD_FIELD = """\
 apiVersion: batch/v1
@@ -25,6 +26,7 @@ spec:
 """
 SYNTAX = "apiVersion: v1\nkind: Pod\nmetadata: {name: x\n"
 NOT_KUBERNETES = "name: my-app\nvalues: [1, 2]\n"
+RULES = len(registry())  # a default run applies every rule
 
 
 @pytest.fixture
@@ -47,13 +49,19 @@ def test_findings_exit_1_with_exact_text(runner: CliRunner, tmp_path: Path) -> N
         "job.yaml:9:7: error PM002[schema-invalid] unknown key 'terminationGracePeriodSecond' in "
         "spec.template.spec; did you mean 'terminationGracePeriodSeconds'?\n"
     )
-    assert result.stderr == "1 error, 0 warnings, 0 info in 1 file (1 object)\n"
+    assert result.stderr == f"1 error, 0 warnings, 0 info in 1 file (1 object, {RULES} rules)\n"
 
 
-def test_clean_and_non_kubernetes_files_exit_0_silently(runner: CliRunner, tmp_path: Path) -> None:
+def test_non_kubernetes_files_alone_are_not_a_clean_run(runner: CliRunner, tmp_path: Path) -> None:
     write(tmp_path / "values.yaml", NOT_KUBERNETES)
     result = runner.invoke(main, ["lint", "values.yaml"])
-    assert (result.exit_code, result.stdout, result.stderr) == (0, "", "")
+    assert (result.exit_code, result.stdout, result.stderr) == (2, "", (
+        "pmanifest: no Kubernetes object found in values.yaml (1 file read, no object with "
+        "apiVersion and kind in it): nothing was checked; name the manifests to lint, or pass "
+        "--allow-empty where none is expected\n"))
+    result = runner.invoke(main, ["lint", "values.yaml", "--allow-empty"])
+    assert (result.exit_code, result.stdout, result.stderr) == (
+        0, "", f"0 errors, 0 warnings, 0 info in 1 file (0 objects, {RULES} rules)\n")
 
 
 def test_json_format_matches_the_design(runner: CliRunner, tmp_path: Path) -> None:
@@ -178,8 +186,11 @@ def test_config_bad_level_and_version(runner: CliRunner, tmp_path: Path) -> None
 def test_exclude_patterns_from_config(runner: CliRunner, tmp_path: Path) -> None:
     write(tmp_path / ".pmanifest.yaml", "exclude: ['vendor/*']\n")
     write(tmp_path / "vendor" / "job.yaml", BAD_FIELD)
+    write(tmp_path / "k8s" / "job.yaml", BAD_FIELD.replace("terminationGracePeriodSecond:",
+                                                           "terminationGracePeriodSeconds:"))
     result = runner.invoke(main, ["lint", "."])
     assert (result.exit_code, result.stdout) == (0, "")
+    assert result.stderr == f"0 errors, 0 warnings, 0 info in 1 file (1 object, {RULES} rules)\n"
 
 
 def test_hidden_directories_skipped_symlink_loops_reported(
@@ -188,7 +199,7 @@ def test_hidden_directories_skipped_symlink_loops_reported(
     write(tmp_path / "repo" / ".git" / "job.yaml", BAD_FIELD)
     (tmp_path / "repo" / "loop").symlink_to(tmp_path / "repo")
     os.symlink(tmp_path / "missing.yaml", tmp_path / "repo" / "dangling.yaml")
-    result = runner.invoke(main, ["lint", "repo"])
+    result = runner.invoke(main, ["lint", "repo", "--allow-empty"])
     assert (result.exit_code, result.stdout) == (0, "")
     assert "repo/loop: warning: symlink loop; directory skipped" in result.stderr
     assert "repo/dangling.yaml: warning: dangling symbolic link; skipped" in result.stderr

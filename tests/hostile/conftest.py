@@ -23,6 +23,15 @@ RULES = ("PM001", "PM002", "PM101", "PM102", "PM103", "PM104", "PM105", "PM201",
          "PM203", "PM301", "PM302", "PM303", "PM304", "PM305", "PM306", "PM401", "PM402")
 
 
+def summary(counts: str, rules: int | None = None) -> str:
+    """The summary line of a run: ``counts`` ("1 error, ... (2 objects)") with the number of
+    rules it applied, by default RULES and what every run applies (PM001, PM006)."""
+    from pmanifest.lint import ALWAYS
+
+    applied = len(set(RULES) | set(ALWAYS)) if rules is None else rules
+    return f"{counts[:-1]}, {applied} rules)\n"
+
+
 def selected(args: Sequence[str]) -> list[str]:
     """``args`` with ``--select`` of RULES added to a lint command that selects nothing."""
     args = list(args)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from tests.hostile.conftest import invoke, run_real
+from tests.hostile.conftest import invoke, run_real, summary
 from tests.hostile.corpus import BASE, PREEMPTIBLE_POD
 
 # /proc/self/mem opens but fails on read with EIO, even for root (where chmod 000 does not
@@ -48,7 +48,7 @@ def test_directory_with_loops_dangling_and_unreadable_entries(
         "repo/dangling.yaml: warning: dangling symbolic link; skipped",
         "repo/mem.yaml: warning: cannot read: Input/output error",
         "repo/sub/loop: warning: symlink loop; directory skipped",
-        "1 error, 0 warnings, 0 info in 2 files (2 objects)",
+        summary("1 error, 0 warnings, 0 info in 2 files (2 objects)", 18).rstrip("\n"),
     ]
 
 
@@ -105,4 +105,7 @@ def test_stdin_with_binary_data_in_a_real_process(tmp_path: Path) -> None:
 
 def test_empty_stdin(runner: CliRunner) -> None:
     result = invoke(runner, ["lint", "-"], stdin=b"")
-    assert (result.exit_code, result.stdout, result.stderr) == (0, "", "")
+    assert (result.exit_code, result.stdout, result.stderr) == (2, "", (
+        "pmanifest: no Kubernetes object found in <stdin> (1 file read, no object with "
+        "apiVersion and kind in it): nothing was checked; name the manifests to lint, or pass "
+        "--allow-empty where none is expected\n"))

@@ -14,7 +14,7 @@ from typing import ClassVar
 import pytest
 from click.testing import CliRunner
 
-from tests.hostile.conftest import invoke
+from tests.hostile.conftest import invoke, summary
 
 HEADER = """\
 id: ACME001
@@ -166,7 +166,7 @@ def test_an_internal_ref_still_works(tmp_path: Path, runner: CliRunner) -> None:
     """
     assert _lint_with(tmp_path, runner, schema, name="Upper") == (1, (
         "cm.yaml:3:12: error ACME001[hostile] metadata.name: 'Upper' does not match "
-        "'^[a-z]+$'\n"), "1 error, 0 warnings, 0 info in 1 file (1 object)\n")
+        "'^[a-z]+$'\n"), summary("1 error, 0 warnings, 0 info in 1 file (1 object)", 3))
 
 
 def test_a_catastrophic_pattern_runs_in_linear_time(tmp_path: Path, runner: CliRunner) -> None:

@@ -11,8 +11,11 @@ import pytest
 from click.testing import CliRunner
 
 from pmanifest.cli import main
+from pmanifest.rules import registry
 from tests.integration.manifests import BAD_FIELD, LONG_GRACE
 from tests.reporters.sarif_schema import schema_errors
+
+RULES = len(registry())  # a default run applies every rule
 
 
 @pytest.fixture
@@ -30,7 +33,8 @@ def test_sarif_file_and_text_on_stdout_from_one_pass(runner: CliRunner, tmp_path
     assert result.exit_code == 1
     assert "k8s/train.yaml:8:7: error PM002[schema-invalid]" in result.stdout
     assert "k8s/finetune.yaml:9:7: error PM201[grace-period-over-limit]" in result.stdout
-    assert result.stderr.endswith("in 2 files (2 objects)\n")  # the text summary, once
+    assert result.stderr.endswith(f"in 2 files (2 objects, {RULES} rules)\n")  # summary, once
+    assert result.stderr.count("\n") == 1
     log = json.loads((tmp_path / "results.sarif").read_text())
     assert schema_errors(log) == []
     located = {
@@ -59,7 +63,8 @@ def test_github_annotations_at_the_line(runner: CliRunner) -> None:
     assert ("::error file=k8s/train.yaml,line=8,col=7,title=PM002 schema-invalid::"
             "unknown key 'terminationGracePeriodSecond' in spec.template.spec; did you mean "
             "'terminationGracePeriodSeconds'?\n") in result.stdout
-    assert result.stderr == ""  # the summary belongs to the text format
+    # every run ends with the summary on stderr, whatever the format: a CI log shows what ran
+    assert result.stderr == f"1 error, 1 warning, 0 info in 1 file (1 object, {RULES} rules)\n"
 
 
 def test_three_files_and_dash_for_stdout(runner: CliRunner, tmp_path: Path) -> None:
@@ -80,7 +85,8 @@ def test_three_files_and_dash_for_stdout(runner: CliRunner, tmp_path: Path) -> N
 
 def test_outputs_only_to_files_print_nothing(runner: CliRunner, tmp_path: Path) -> None:
     result = runner.invoke(main, ["lint", "k8s", "--format", "json", "--output", "r.json"])
-    assert (result.exit_code, result.stdout, result.stderr) == (1, "", "")
+    assert (result.exit_code, result.stdout, result.stderr) == (
+        1, "", f"2 errors, 3 warnings, 0 info in 2 files (2 objects, {RULES} rules)\n")
     assert json.loads((tmp_path / "r.json").read_text())["summary"]["errors"] >= 2
 
 

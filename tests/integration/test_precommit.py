@@ -87,6 +87,29 @@ def test_hook_passes_a_good_manifest_and_skips_other_yaml(
     assert "Passed" in output
 
 
+def test_hook_passes_a_commit_of_other_yaml_only(
+    hooks_repo: Path, project: Path, pre_commit_home: Path
+) -> None:
+    """A commit that stages only values or CI files checks no object: the hook passes
+    (--allow-empty in its entry), where a plain `pmanifest lint values.yaml` exits 2."""
+    code, output = try_repo(hooks_repo, project, pre_commit_home, "values.yaml")
+    assert code == 0, output
+    assert "Passed" in output
+
+
+def test_hook_skips_staged_files_the_config_excludes(
+    hooks_repo: Path, project: Path, pre_commit_home: Path
+) -> None:
+    (project / ".pmanifest.yaml").write_text("exclude: ['k8s/train.yaml']\n")
+    try:
+        code, output = try_repo(hooks_repo, project, pre_commit_home,
+                                "k8s/train.yaml", "k8s/web.yaml")
+    finally:
+        (project / ".pmanifest.yaml").unlink()
+    assert code == 0, output
+    assert "train.yaml" not in output
+
+
 def test_hook_is_skipped_for_files_that_are_not_yaml(
     hooks_repo: Path, project: Path, pre_commit_home: Path
 ) -> None:

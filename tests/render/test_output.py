@@ -30,7 +30,7 @@ def test_output_file_equals_stdout_and_keeps_the_mode(runner: CliRunner, tmp_pat
     target = tmp_path / "out.yaml"
     target.write_text("old\n")
     target.chmod(0o640)
-    result = runner.invoke(main, ["render", "-f", SPEC, "-o", str(target)])
+    result = runner.invoke(main, ["render", "-f", SPEC, "-O", str(target)])
     assert (result.exit_code, result.stdout, result.stderr) == (0, "", "")
     assert target.read_text() == rendered(runner)
     assert target.stat().st_mode & 0o777 == 0o640
@@ -38,10 +38,26 @@ def test_output_file_equals_stdout_and_keeps_the_mode(runner: CliRunner, tmp_pat
 
 
 def test_output_format_from_suffix_and_flag(runner: CliRunner, tmp_path: Path) -> None:
-    runner.invoke(main, ["render", "-f", SPEC, "-o", str(tmp_path / "out.json")])
+    runner.invoke(main, ["render", "-f", SPEC, "-O", str(tmp_path / "out.json")])
     assert (tmp_path / "out.json").read_text() == rendered(runner, "-o", "json")
-    runner.invoke(main, ["render", "-f", SPEC, "-o", str(tmp_path / "o.txt"), "--format", "json"])
+    runner.invoke(main, ["render", "-f", SPEC, "--output-file", str(tmp_path / "o.txt"),
+                         "-o", "json"])
     assert (tmp_path / "o.txt").read_text() == rendered(runner, "-o", "json")
+    runner.invoke(main, ["render", "-f", SPEC, "-O", str(tmp_path / "o.json"), "-o", "yaml"])
+    assert (tmp_path / "o.json").read_text() == rendered(runner)
+
+
+@pytest.mark.parametrize("value", ["JSON", "yml", "Yaml", "out.yaml", "-"])
+def test_render_o_takes_yaml_or_json_only(runner: CliRunner, tmp_path: Path, value: str) -> None:
+    """-o is the format, as kubectl's; a file goes to -O, so `-o JSON` never writes a file
+    named JSON."""
+    result = runner.invoke(main, ["render", "-f", SPEC, "-o", value])
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr == (
+        "Usage: main render [OPTIONS]\nTry 'main render --help' for help.\n\n"
+        f"Error: Invalid value for '-o' / '--output': {value!r} is not an output format: use "
+        "yaml or json (a file goes to -O/--output-file FILE)\n")
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_interrupted_write_leaves_the_original(
@@ -54,7 +70,7 @@ def test_interrupted_write_leaves_the_original(
         raise KeyboardInterrupt  # an interruption in the middle of the write
 
     monkeypatch.setattr("pmanifest.atomic.os.fsync", fail)
-    result = runner.invoke(main, ["render", "-f", SPEC, "-o", str(target)])
+    result = runner.invoke(main, ["render", "-f", SPEC, "-O", str(target)])
     assert isinstance(result.exception, KeyboardInterrupt) or result.exit_code != 0
     assert target.read_bytes() == b"original bytes\n"
     assert [p.name for p in tmp_path.iterdir()] == ["out.yaml"]
@@ -65,18 +81,18 @@ def test_failed_render_writes_nothing(runner: CliRunner, tmp_path: Path) -> None
     target.write_bytes(b"keep\n")
     bad = tmp_path / "bad.yaml"
     bad.write_text("apiVersion: pmanifest/v1\nworkloads: []\nbogus: 1\n")
-    result = runner.invoke(main, ["render", "-f", str(bad), "-o", str(target)])
+    result = runner.invoke(main, ["render", "-f", str(bad), "-O", str(target)])
     assert (result.exit_code, result.stdout) == (2, "")
     assert target.read_bytes() == b"keep\n"
 
 
 def test_unwritable_output_is_refused_before_rendering(runner: CliRunner, tmp_path: Path) -> None:
-    result = runner.invoke(main, ["render", "-f", SPEC, "-o", str(tmp_path / "no" / "x.yaml")])
+    result = runner.invoke(main, ["render", "-f", SPEC, "-O", str(tmp_path / "no" / "x.yaml")])
     assert (result.exit_code, result.stdout) == (2, "")
     assert result.stderr == f"{tmp_path}/no/x.yaml: directory {tmp_path}/no does not exist\n"
-    result = runner.invoke(main, ["render", "-f", SPEC, "-o", "json", "--format", "yaml"])
+    result = runner.invoke(main, ["render", "-f", SPEC, "-O", "x.yaml", "--check", "x.yaml"])
     assert (result.exit_code, result.stderr) == (
-        2, "pmanifest: -o json contradicts --format yaml\n")
+        2, "pmanifest: --check compares with a file; it cannot be combined with -O FILE\n")
 
 
 def test_check_no_drift_drift_and_missing(runner: CliRunner, tmp_path: Path) -> None:
@@ -102,6 +118,6 @@ def test_check_in_json(runner: CliRunner, tmp_path: Path) -> None:
     committed = tmp_path / "rendered.json"
     committed.write_text(rendered(runner, "-o", "json"))
     result = runner.invoke(main, ["render", "-f", SPEC, "--check", str(committed),
-                                  "--format", "json"])
+                                  "-o", "json"])
     assert result.exit_code == 0
     assert os.path.exists(committed)

@@ -22,14 +22,18 @@ class Summary:
     # (file, object label) of every object linted, when a reporter needs them (JUnit lists
     # passing objects too); not part of the JSON summary
     checked: tuple[tuple[str, str], ...] = field(default=(), compare=False)
+    rules: int = 0  # rules the run applied (the summary line says so)
+    fragments: int = 0  # patch fragments not linted (PM006)
 
     @classmethod
     def of(cls, findings: Sequence[Finding], files: int, objects: int,
-           checked: tuple[tuple[str, str], ...] = ()) -> Summary:
+           checked: tuple[tuple[str, str], ...] = (), rules: int = 0,
+           fragments: int = 0) -> Summary:
         count = {"error": 0, "warning": 0, "info": 0}
         for f in findings:
             count[f.severity] += 1
-        return cls(files, objects, count["error"], count["warning"], count["info"], checked)
+        return cls(files, objects, count["error"], count["warning"], count["info"], checked,
+                   rules, fragments)
 
     def counts(self) -> dict[str, int]:
         return {"files": self.files, "objects": self.objects, "errors": self.errors,

@@ -23,8 +23,11 @@ def summary_line(summary: Summary) -> str:
     def plural(n: int, word: str) -> str:
         return f"{n} {word}{'' if n == 1 else 's'}"
 
+    checked = [plural(summary.objects, "object")]
+    if summary.fragments:
+        checked.append(f"{plural(summary.fragments, 'patch fragment')} skipped")
+    checked.append(plural(summary.rules, "rule"))
     return (
         f"{plural(summary.errors, 'error')}, {plural(summary.warnings, 'warning')}, "
-        f"{summary.infos} info in {plural(summary.files, 'file')} "
-        f"({plural(summary.objects, 'object')})"
+        f"{summary.infos} info in {plural(summary.files, 'file')} ({', '.join(checked)})"
     )

@@ -1,0 +1,247 @@
+"""A lint run as a gate that cannot pass by accident (issue 13): every behaviour with its exact
+exit code, stdout and stderr.
+
+- a run that finds no Kubernetes object is exit 2 naming what was read, unless --allow-empty;
+- every run ends with a one-line summary on stderr (files, objects, rules), after the findings;
+- the config's `exclude:` applies to files named on the command line (--no-force-exclude: not);
+- a suppression that suppresses nothing is a PM005 warning; `inlineSuppressions: false`;
+- kustomize patch fragments are reported once (PM006) and not linted;
+- --color always colours piped output.
+
+The terminal behaviours (order of findings and summary, the progress bar) run a real process on
+a pseudo-terminal: tests/cli/test_terminal.py.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from pmanifest.cli import main
+from pmanifest.lint import ALWAYS
+from pmanifest.rules import registry
+
+RULES = len(registry())  # a default run applies every rule
+GOOD = """\
+apiVersion: batch/v1
+kind: Job
+metadata: {name: train}
+spec:
+  podFailurePolicy:
+    rules:
+      - action: Ignore
+        onPodConditions: [{type: DisruptionTarget}]
+  template:
+    spec:
+      restartPolicy: Never
+      nodeName: gpu-dp-001
+      containers: [{name: main, image: busybox}]
+"""
+LONG_GRACE = GOOD.replace("      restartPolicy: Never\n",
+                          "      restartPolicy: Never\n      terminationGracePeriodSeconds: 900\n"
+                          ).replace("      nodeName: gpu-dp-001\n", "")
+GRACE_FINDING = (
+    "error PM201[grace-period-over-limit] terminationGracePeriodSeconds is 900, above the 300 s "
+    "cap of preemptible nodes (together profile): the node is removed 300 s after the notice "
+    "whatever the pod is doing; set it to 300 or less and finish the checkpoint inside that "
+    "window")
+EMPTY_TAIL = ": nothing was checked; name the manifests to lint, or pass --allow-empty where " \
+             "none is expected\n"
+
+
+@pytest.fixture
+def runner(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> CliRunner:
+    monkeypatch.chdir(tmp_path)  # relative names in findings; no config file from the tree
+    return CliRunner()
+
+
+def write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def run(runner: CliRunner, *args: str, stdin: str | None = None) -> tuple[int, str, str]:
+    result = runner.invoke(main, ["lint", *args], input=stdin)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def summary(counts: str, objects: str, rules: int = RULES) -> str:
+    return f"{counts} ({objects}, {rules} rules)\n"
+
+
+# --- no Kubernetes object: exit 2 -----------------------------------------------------------
+
+
+def test_a_spec_file_is_not_a_manifest(runner: CliRunner, tmp_path: Path) -> None:
+    write(tmp_path / "spec.yaml", "apiVersion: pmanifest/v1\nworkloads: []\n")
+    assert run(runner, "spec.yaml") == (2, "", (
+        "pmanifest: no Kubernetes object found in spec.yaml (1 file read, no object with "
+        "apiVersion and kind in it)" + EMPTY_TAIL))
+
+
+def test_a_folder_of_json_only(runner: CliRunner, tmp_path: Path) -> None:
+    write(tmp_path / "k8s" / "job.json", '{"apiVersion": "batch/v1", "kind": "Job"}')
+    assert run(runner, "k8s") == (2, "", (
+        "pmanifest: no Kubernetes object found in k8s (no *.yaml or *.yml file in it)"
+        + EMPTY_TAIL))
+
+
+def test_many_paths_are_named_then_counted(runner: CliRunner, tmp_path: Path) -> None:
+    for name in "abcde":
+        write(tmp_path / f"{name}.yaml", "name: x\n")
+    assert run(runner, "a.yaml", "b.yaml", "c.yaml", "d.yaml", "e.yaml") == (2, "", (
+        "pmanifest: no Kubernetes object found in a.yaml, b.yaml, c.yaml and 2 more (5 files "
+        "read, no object with apiVersion and kind in it)" + EMPTY_TAIL))
+
+
+def test_stdin_is_named_by_its_file_name(runner: CliRunner) -> None:
+    assert run(runner, "-", "--stdin-filename", "prod.yaml", stdin="values: {}\n") == (2, "", (
+        "pmanifest: no Kubernetes object found in prod.yaml (1 file read, no object with "
+        "apiVersion and kind in it)" + EMPTY_TAIL))
+
+
+def test_allow_empty_passes_with_the_summary(runner: CliRunner, tmp_path: Path) -> None:
+    write(tmp_path / "k8s" / "values.yaml", "replicas: 3\n")
+    assert run(runner, "k8s", "--allow-empty") == (
+        0, "", summary("0 errors, 0 warnings, 0 info in 1 file", "0 objects"))
+
+
+def test_reports_are_not_written_when_nothing_was_checked(runner: CliRunner,
+                                                          tmp_path: Path) -> None:
+    write(tmp_path / "values.yaml", "replicas: 3\n")
+    code, out, _ = run(runner, "values.yaml", "--format", "sarif", "--output", "r.sarif")
+    assert (code, out) == (2, "")
+    assert not (tmp_path / "r.sarif").exists()
+
+
+def test_a_file_that_does_not_parse_fails_with_its_finding_not_exit_2(
+        runner: CliRunner, tmp_path: Path) -> None:
+    write(tmp_path / "broken.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: x\n")
+    code, out, err = run(runner, "broken.yaml")
+    assert code == 1
+    assert out.startswith("broken.yaml:4:1: error PM001[yaml-syntax-error] ")
+    assert err == summary("1 error, 0 warnings, 0 info in 1 file", "0 objects")
+
+
+# --- the summary ----------------------------------------------------------------------------
+
+
+def test_a_clean_run_says_what_it_checked(runner: CliRunner, tmp_path: Path) -> None:
+    write(tmp_path / "k8s" / "a.yaml", GOOD)
+    write(tmp_path / "k8s" / "b.yaml", GOOD + "---\n" + GOOD.replace("train", "eval"))
+    assert run(runner, "k8s") == (
+        0, "", summary("0 errors, 0 warnings, 0 info in 2 files", "3 objects"))
+    # the rules counted are the rules applied: --select and --disable change the number
+    selected = len({"PM201", *ALWAYS})
+    assert run(runner, "k8s", "--select", "PM201") == (
+        0, "", summary("0 errors, 0 warnings, 0 info in 2 files", "3 objects", selected))
+    assert run(runner, "k8s", "--disable", "PM201", "--no-schema") == (
+        0, "", summary("0 errors, 0 warnings, 0 info in 2 files", "3 objects", RULES - 2))
+
+
+def test_the_summary_follows_json_and_file_reports_too(runner: CliRunner,
+                                                       tmp_path: Path) -> None:
+    write(tmp_path / "job.yaml", GOOD)
+    code, out, err = run(runner, "job.yaml", "--format", "json", "--output", "r.json")
+    assert (code, out, err) == (
+        0, "", summary("0 errors, 0 warnings, 0 info in 1 file", "1 object"))
+
+
+# --- exclude: applies to named files --------------------------------------------------------
+
+
+def test_exclude_applies_to_files_named_on_the_command_line(runner: CliRunner,
+                                                           tmp_path: Path) -> None:
+    write(tmp_path / ".pmanifest.yaml", "exclude: ['vendor/*']\n")
+    write(tmp_path / "vendor" / "job.yaml", LONG_GRACE)
+    write(tmp_path / "k8s" / "job.yaml", GOOD)
+    # as pre-commit calls the hook: every staged file by name
+    assert run(runner, "vendor/job.yaml", "k8s/job.yaml") == (
+        0, "", summary("0 errors, 0 warnings, 0 info in 1 file", "1 object"))
+    assert run(runner, "./vendor/job.yaml") == (2, "", (
+        "pmanifest: no Kubernetes object found in ./vendor/job.yaml (1 named path excluded by "
+        "the config's exclude:)" + EMPTY_TAIL))
+    assert run(runner, "vendor/job.yaml", "--no-force-exclude") == (
+        1, f"vendor/job.yaml:12:7: {GRACE_FINDING}\n",
+        summary("1 error, 0 warnings, 0 info in 1 file", "1 object"))
+
+
+# --- suppressions that suppress nothing: PM005 ------------------------------------------------
+
+
+def test_unknown_rule_names_in_suppressions_are_reported(runner: CliRunner,
+                                                         tmp_path: Path) -> None:
+    text = LONG_GRACE.replace(
+        "metadata: {name: train}",
+        'metadata:\n  name: train\n  annotations: {pmanifest.io/ignore: "PM999"}').replace(
+        "terminationGracePeriodSeconds: 900",
+        "terminationGracePeriodSeconds: 900  # pmanifest: ignore=PM2O1")
+    write(tmp_path / "job.yaml", text)
+    assert run(runner, "job.yaml") == (1, (
+        "job.yaml:5:38: warning PM005[suppression-suppresses-nothing] annotation "
+        "pmanifest.io/ignore names 'PM999', which is no rule, so it suppresses nothing; "
+        "`pmanifest rules` lists the ids and slugs\n"
+        f"job.yaml:14:7: {GRACE_FINDING}\n"
+        "job.yaml:14:63: warning PM005[suppression-suppresses-nothing] `# pmanifest: ignore` "
+        "names 'PM2O1', which is no rule (did you mean 'PM201'?), so it suppresses nothing; "
+        "`pmanifest rules` lists the ids and slugs\n"),
+        summary("1 error, 2 warnings, 0 info in 1 file", "1 object"))
+
+
+def test_the_config_can_turn_suppressions_in_manifests_off(runner: CliRunner,
+                                                           tmp_path: Path) -> None:
+    write(tmp_path / "job.yaml", LONG_GRACE.replace(
+        "terminationGracePeriodSeconds: 900",
+        'terminationGracePeriodSeconds: 900  # pmanifest: ignore=PM201 reason="ok"'))
+    assert run(runner, "job.yaml") == (
+        0, "", summary("0 errors, 0 warnings, 0 info in 1 file", "1 object"))
+    write(tmp_path / ".pmanifest.yaml", "inlineSuppressions: false\n")
+    assert run(runner, "job.yaml") == (1, (
+        f"job.yaml:12:7: {GRACE_FINDING}\n"
+        "job.yaml:12:45: warning PM005[suppression-suppresses-nothing] `# pmanifest: ignore` is "
+        "not honoured: suppressions in manifests are turned off by the config "
+        "(inlineSuppressions: false); set the rule's level in the config instead\n"),
+        summary("1 error, 1 warning, 0 info in 1 file", "1 object"))
+    write(tmp_path / ".pmanifest.yaml", "inlineSuppressions: 'off'\n")
+    code, _, err = run(runner, "job.yaml")
+    assert (code, err) == (2, f"{tmp_path}/.pmanifest.yaml:1:21: inlineSuppressions must be a "
+                              "boolean, got string; give a boolean\n")
+
+
+# --- kustomize patches ----------------------------------------------------------------------
+
+
+def test_a_patch_named_by_a_kustomization_is_skipped_and_said_so(runner: CliRunner,
+                                                                 tmp_path: Path) -> None:
+    write(tmp_path / "app" / "kustomization.yaml",
+          "resources: [job.yaml]\npatches: [{path: patches/grace.yaml}]\n")
+    write(tmp_path / "app" / "job.yaml", GOOD)
+    write(tmp_path / "app" / "patches" / "grace.yaml",
+          "apiVersion: batch/v1\nkind: Job\nmetadata: {name: train}\nspec:\n  template:\n"
+          "    spec:\n      terminationGracePeriodSeconds: 900\n")
+    fragment = ("app/patches/grace.yaml:1:1: info PM006[patch-fragment-skipped] Job 'train' is "
+                "a patch named by app/kustomization.yaml: a fragment of an object, not linted "
+                "on its own; lint what kustomize builds instead (`kubectl kustomize app | "
+                "pmanifest lint -`)\n")
+    assert run(runner, "app") == (0, fragment, summary(
+        "0 errors, 0 warnings, 1 info in 3 files", "1 object, 1 patch fragment skipped"))
+    # named alone, as pre-commit does: the kustomization above it is found; nothing else
+    # was checked, so the gate does not pass silently
+    assert run(runner, "app/patches/grace.yaml") == (2, "", (
+        "pmanifest: no Kubernetes object found in app/patches/grace.yaml (1 file read, no "
+        "object with apiVersion and kind in it but 1 patch fragment (PM006))" + EMPTY_TAIL))
+
+
+# --- colour ---------------------------------------------------------------------------------
+
+
+def test_color_always_colours_piped_output(runner: CliRunner, tmp_path: Path) -> None:
+    write(tmp_path / "job.yaml", LONG_GRACE)
+    coloured = GRACE_FINDING.replace("error ", "\x1b[31merror\x1b[0m ", 1)
+    assert run(runner, "job.yaml", "--color", "always") == (
+        1, f"job.yaml:12:7: {coloured}\n", summary("1 error, 0 warnings, 0 info in 1 file",
+                                                   "1 object"))
+    assert run(runner, "job.yaml", "--color", "never")[1] == f"job.yaml:12:7: {GRACE_FINDING}\n"
+    assert run(runner, "job.yaml")[1] == f"job.yaml:12:7: {GRACE_FINDING}\n"  # auto: a pipe
