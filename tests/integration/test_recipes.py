@@ -99,7 +99,7 @@ def clone(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
 
 def _pointed(text: str, repo: Path, rev: str) -> str:
     """The recipe with the repository URL pointed at the clone, and the rev it installs."""
-    text = PIN.sub(f"pmanifest @ git+file://{repo}@{rev}", text)
+    text = PIN.sub(f"pmanifest @ git+file://localhost{repo}@{rev}", text)
     return text.replace(REPO_URL, str(repo))
 
 
