@@ -267,6 +267,10 @@ def explain(rule_name: str, policy_dirs: tuple[str, ...], config_path: str | Non
 def _applies_to(applies: str, kinds: tuple[str, ...], rule_id: str) -> str:
     if rule_id == "PM001":
         return "every YAML document"
+    if rule_id == "PM005":
+        return "every `# pmanifest:` comment and pmanifest.io/ignore annotation"
+    if rule_id == "PM006":
+        return "every Kubernetes object (a patch fragment is reported instead of linted)"
     what = "objects" if applies == "object" else "pod templates"
     if kinds:
         return f"{what} of kind {', '.join(kinds)}"

@@ -28,7 +28,8 @@ DIRECTIVES = ("$patch", "$retainKeys")
 DIRECTIVE_PREFIXES = ("$setElementOrder/", "$deleteFromPrimitiveList/")
 _FREE_FORM = {("data",), ("stringData",), ("binaryData",), ("metadata", "labels"),
               ("metadata", "annotations")}
-_BUILD = "lint what kustomize builds instead (`kubectl kustomize DIR | pmanifest lint -`)"
+_WHOLE = ("lint the complete object instead (what kustomize builds: `kubectl kustomize DIR | "
+          "pmanifest lint -`)")
 
 
 def fragment(doc: Document, patch_of: str | None) -> tuple[Path, str] | None:
@@ -41,12 +42,14 @@ def fragment(doc: Document, patch_of: str | None) -> tuple[Path, str] | None:
     directive = next(_directives(doc.data, ()), None)
     if directive is not None:
         return directive, (f"{doc.kind} {doc.name!r} holds the strategic-merge directive "
-                           f"{directive[-1]!r}: a patch fragment, not linted on its own; {_BUILD}")
+                           f"{directive[-1]!r}: a patch fragment, not linted on its own; "
+                           f"{_WHOLE}")
     container = _imageless_container(doc)
     if container is not None:
         return container, (f"{doc.kind} {doc.name!r} has a container without an image, which "
-                           "the API server refuses in an object: a patch fragment, not linted "
-                           f"on its own; {_BUILD}")
+                           "the API server refuses in an object: a fragment (a kustomize patch, "
+                           "or a pod template another tool completes), not linted on its own; "
+                           f"{_WHOLE}")
     return None
 
 

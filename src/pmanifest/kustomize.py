@@ -10,13 +10,17 @@ The kustomizations looked at: those among the inputs (a directory walk finds the
 in the directories of the input files and above them, up to the current directory (for files
 inside it) or to the repository root (the first directory with a ``.git``), so a file named on
 the command line, as pre-commit does, is recognised too. A kustomization that cannot be read or
-parsed names no patch (it is linted, and reported, as an input when it is one).
+parsed names no patch (it is linted, and reported, as an input when it is one). Entries of a
+patch list that are commented out count too: kubebuilder scaffolds kustomizations with patch
+files named in ``#- path: ...`` lines, and those files are patches whether or not the line is
+enabled.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -46,7 +50,10 @@ def patch_files(kustomizations: Iterable[str]) -> dict[str, str]:
     found: dict[str, str] = {}
     for kustomization in kustomizations:
         base = os.path.dirname(_real(kustomization))
-        for path in _patch_paths(_read(kustomization)):
+        text = _text(kustomization)
+        if text is None:
+            continue
+        for path in (*_patch_paths(_parse(text)), *_commented_patch_paths(text)):
             found.setdefault(_real(os.path.join(base, path)), kustomization)
     return found
 
@@ -93,18 +100,44 @@ def _search_dirs(directory: str, cwd: str) -> list[str]:
         current = parent
 
 
-def _read(path: str) -> Any:
-    """The first document of a kustomization, or None when it cannot be read or parsed."""
+def _text(path: str) -> str | None:
+    """A kustomization's text, or None when it cannot be read (or is not a kustomization's
+    size)."""
     try:
         with open(path, "rb") as handle:
             raw = handle.read(MAX_KUSTOMIZATION_BYTES + 1)
-        if len(raw) > MAX_KUSTOMIZATION_BYTES:
-            return None
-        for item in load_documents(decode(raw)):
-            return item.data if isinstance(item, Loaded) else None
+        return decode(raw) if len(raw) <= MAX_KUSTOMIZATION_BYTES else None
     except (OSError, YamlProblem):
         return None
+
+
+def _parse(text: str) -> Any:
+    """The first document of a kustomization, or None when it does not parse."""
+    try:
+        for item in load_documents(text):
+            return item.data if isinstance(item, Loaded) else None
+    except YamlProblem:
+        return None
     return None
+
+
+_SECTION = re.compile(r"^([A-Za-z]\w*)\s*:")
+_COMMENTED_ENTRY = re.compile(r"^#+\s*-\s*(?:path\s*:\s*)?([\w./-]+\.ya?ml)\s*$")
+
+
+def _commented_patch_paths(text: str) -> Iterator[str]:
+    """Patch files named in commented-out entries of a patch list: kubebuilder scaffolds
+    kustomizations that way (``#- path: patches/cainjection_in_jobs.yaml``), and the files stay
+    patches whether or not the line is enabled. Only entries inside a patch section count."""
+    section = None
+    for line in text.splitlines():
+        head = _SECTION.match(line)
+        if head is not None:
+            section = head.group(1)
+            continue
+        entry = _COMMENTED_ENTRY.match(line.strip())
+        if section in PATCH_KEYS and entry is not None:
+            yield entry.group(1)
 
 
 def _patch_paths(data: Any) -> Iterator[str]:

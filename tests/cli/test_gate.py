@@ -245,3 +245,26 @@ def test_color_always_colours_piped_output(runner: CliRunner, tmp_path: Path) ->
                                                    "1 object"))
     assert run(runner, "job.yaml", "--color", "never")[1] == f"job.yaml:12:7: {GRACE_FINDING}\n"
     assert run(runner, "job.yaml")[1] == f"job.yaml:12:7: {GRACE_FINDING}\n"  # auto: a pipe
+
+
+def test_commented_out_patch_entries_of_a_scaffold_still_name_patches(
+        runner: CliRunner, tmp_path: Path) -> None:
+    """kubebuilder writes `#- path: patches/...` lines: the files are patches either way; a
+    commented resource is not."""
+    write(tmp_path / "crd" / "kustomization.yaml",
+          "resources:\n- bases/jobs.yaml\n#- bases/more.yaml\npatches:\n"
+          "# [CERTMANAGER] uncomment to enable\n#- path: patches/cainjection_in_jobs.yaml\n"
+          "configurations:\n- kustomizeconfig.yaml\n")
+    write(tmp_path / "crd" / "patches" / "cainjection_in_jobs.yaml",
+          "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n"
+          "  name: jobs.example.com\n")
+    write(tmp_path / "crd" / "bases" / "more.yaml", LONG_GRACE)
+    code, out, err = run(runner, "crd")
+    assert (code, err) == (1, summary("1 error, 0 warnings, 1 info in 3 files",
+                                      "1 object, 1 patch fragment skipped"))
+    assert out.splitlines() == [
+        f"crd/bases/more.yaml:12:7: {GRACE_FINDING}",
+        "crd/patches/cainjection_in_jobs.yaml:1:1: info PM006[patch-fragment-skipped] "
+        "CustomResourceDefinition 'jobs.example.com' is a patch named by "
+        "crd/kustomization.yaml: a fragment of an object, not linted on its own; lint what "
+        "kustomize builds instead (`kubectl kustomize crd | pmanifest lint -`)"]

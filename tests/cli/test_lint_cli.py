@@ -222,3 +222,16 @@ def test_explain_by_slug_and_unknown(runner: CliRunner) -> None:
     result = runner.invoke(main, ["explain", "PM0002"])
     assert (result.exit_code, result.stdout) == (2, "")
     assert "unknown rule 'PM0002'" in result.stderr
+
+
+def test_explain_documents_the_grace_and_fragment_decisions(runner: CliRunner) -> None:
+    grace = runner.invoke(main, ["explain", "PM201"]).stdout
+    assert "DaemonSets are not checked: they run on every node by design" in grace
+    assert "An explicit value equal to Kubernetes' default (30 s) is judged like an" in grace
+    fragment = runner.invoke(main, ["explain", "patch-fragment-skipped"]).stdout
+    assert fragment.startswith("PM006 patch-fragment-skipped (info)\n")
+    assert "Applies to:\n  every Kubernetes object (a patch fragment is reported instead of " \
+           "linted)\n" in fragment
+    suppression = runner.invoke(main, ["explain", "PM005"]).stdout
+    assert "Applies to:\n  every `# pmanifest:` comment and pmanifest.io/ignore annotation\n" \
+        in suppression
