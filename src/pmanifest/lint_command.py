@@ -187,11 +187,16 @@ def _lint(request: LintRequest, config: Config) -> LintResult:
     threshold = SEVERITY_RANK[fail_on]
     failed = any(SEVERITY_RANK[f.severity] >= threshold for f in run.findings)
     if run.objects == 0 and not failed and not request.allow_empty:
-        named = [request.stdin_filename if p == "-" else p for p in request.paths]
-        raise InputError(empty_run(named, run.files, run.fragments,
-                                   len(exclude.named_excluded(request.paths))))
+        _nothing_checked(request, run, exclude)
     stdout = _reports(request, run)
     return LintResult(stdout, run.messages, summary_line(run.summary), 1 if failed else 0)
+
+
+def _nothing_checked(request: LintRequest, run: _Run, exclude: Exclude) -> None:
+    """A gate that checked no object must not pass: exit 2 naming what was read."""
+    named = [request.stdin_filename if p == "-" else p for p in request.paths]
+    raise InputError(empty_run(named, run.files, run.fragments,
+                               len(exclude.named_excluded(request.paths))))
 
 
 def _lint_inputs(inputs: list[FileRef | Source | Problem], options: LintOptions,
