@@ -27,6 +27,7 @@ from pmanifest.spec.model import (
     Volume,
     Workload,
 )
+from pmanifest.spec.values import integral_floats_to_integers, refuse_non_string_keys
 
 __all__ = [
     "API_VERSION", "MIN_JOB_VERSION", "ROLES", "SHARED_VOLUME_NAME", "SPEC_SCHEMA", "Checkpoint",
@@ -51,6 +52,8 @@ def load_spec(text: str, file: str, profile: Profile | None = None) -> Spec:
         raise SpecError("the spec must be a mapping (apiVersion: pmanifest/v1, workloads: "
                         "[...]); see `pmanifest schema`", file, pos.line, pos.column)
     check_schema(data, positions, file)
+    refuse_non_string_keys(data, positions, file)
+    integral_floats_to_integers(data)
     if profile is None:  # --profile wins over cluster.profile
         profile = get_profile(data.get("cluster", {}).get("profile", DEFAULT_PROFILE))
     return Checker(data, positions, file, profile).spec()
