@@ -44,10 +44,13 @@ def write_output(rendered: str, target: str) -> None:
 
 def check_drift(rendered: str, committed_path: str) -> str:
     """A unified diff from the committed file to today's render ("" when identical)."""
+    from pmanifest.sources import Unreadable, read_limited
+
     try:
-        with open(committed_path, "rb") as handle:
-            raw = handle.read()
-    except OSError as exc:
+        raw, _ = read_limited(committed_path)
+    except Unreadable as exc:
+        raise InputError(f"cannot read the rendered file: {exc.reason}", committed_path) from None
+    except OSError as exc:  # a directory
         raise InputError(f"cannot read the rendered file: {exc.strerror or exc}",
                          committed_path) from None
     committed = raw.decode("utf-8", errors="replace").replace("\r\n", "\n")

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from pathlib import Path as FsPath
 from typing import Any
 
 from pmanifest.errors import ConfigError, InputError, SpecError
@@ -130,11 +129,14 @@ def read_spec(path: str) -> tuple[str, str]:
     import sys
 
     from pmanifest.loader import decode
+    from pmanifest.sources import Unreadable, read_limited, read_stream
 
     name = "<stdin>" if path == "-" else path
     try:
-        raw = sys.stdin.buffer.read() if path == "-" else FsPath(path).read_bytes()
-    except OSError as exc:
+        raw = read_stream(sys.stdin.buffer) if path == "-" else read_limited(path)[0]
+    except Unreadable as exc:
+        raise InputError(f"cannot read the spec: {exc.reason}; check the path", name) from None
+    except OSError as exc:  # a directory
         raise InputError(f"cannot read the spec: {exc.strerror or exc}; check the path",
                          name) from None
     try:
@@ -142,4 +144,3 @@ def read_spec(path: str) -> tuple[str, str]:
     except YamlProblem as problem:
         raise SpecError(f"{problem.message}; save the spec as UTF-8 text", name, problem.line,
                         problem.column) from None
-
