@@ -70,12 +70,17 @@ def render_text(text: str, file: str, options: RenderOptions | None = None,
 
 
 def render_objects(spec: Spec, version: str, env: Any, profile: Profile) -> list[dict[str, Any]]:
+    import time
+
+    from pmanifest.render.sandbox import RENDER_SECONDS
+
+    deadline = time.monotonic() + RENDER_SECONDS  # one time budget for the whole render
     wrapper = _wrapper_text(env)
     rendered: list[tuple[int, int, dict[str, Any]]] = []
     for n, workload in enumerate(spec.workloads):
         context = workload_context(workload, spec, version, profile, wrapper)
         for kind in _kinds(workload):
-            obj = _render_one(env, TEMPLATES[kind], context, version)
+            obj = _render_one(env, TEMPLATES[kind], context, version, deadline)
             rendered.append((KIND_ORDER.index(kind), n, obj))
     rendered.sort(key=lambda item: (item[0], item[1]))
     return [obj for _, _, obj in rendered]
