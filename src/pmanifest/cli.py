@@ -6,6 +6,7 @@ Exit codes: 0 clean, 1 findings at or above --fail-on (lint) or drift (render --
 
 from __future__ import annotations
 
+import errno
 import sys
 from typing import Any
 
@@ -14,14 +15,25 @@ import click
 from pmanifest import __version__
 from pmanifest.errors import PmanifestError
 from pmanifest.reporters import FORMATS
+from pmanifest.stdout import echo, unwritable, write_bytes
 
 EXIT_FINDINGS = 1
 EXIT_USAGE = 2
 EXIT_INTERNAL = 3
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
 
 
 class _Group(click.Group):
     """The one error boundary: user mistakes become one line and exit 2, bugs exit 3."""
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return super().main(*args, **kwargs)
+        except OSError as exc:  # click's own output (--help, --version) could not be written
+            if exc.errno == errno.EPIPE:
+                raise
+            click.echo(f"pmanifest: {unwritable(exc)}", err=True)
+            sys.exit(EXIT_USAGE)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -35,6 +47,8 @@ class _Group(click.Group):
         except BrokenPipeError:
             sys.stderr.close()  # the reader went away (| head); nothing more to say
             ctx.exit(EXIT_FINDINGS)
+        except KeyboardInterrupt:  # Ctrl-C: the user knows; no traceback, no "Aborted!"
+            ctx.exit(EXIT_INTERRUPTED)
         except Exception as exc:
             click.echo(
                 f"pmanifest: internal error: {type(exc).__name__}: {exc} "
@@ -98,7 +112,7 @@ def render(spec_path: str, output: str | None, output_format: str | None, check_
                                                      profile))
     if check_path is not None:
         diff = check_drift(rendered, check_path)
-        sys.stdout.buffer.write(diff.encode("utf-8"))
+        write_bytes(diff.encode("utf-8"))
         sys.exit(EXIT_FINDINGS if diff else 0)
     write_output(rendered, target)
 
@@ -108,7 +122,7 @@ def schema() -> None:
     """Print the JSON Schema (draft 2020-12) of the spec."""
     from pmanifest.spec import schema_json
 
-    sys.stdout.buffer.write(schema_json().encode("utf-8"))
+    write_bytes(schema_json().encode("utf-8"))
 
 
 # --- lint / rules / explain -----------------------------------------------------------------
@@ -120,7 +134,8 @@ def _colour(choice: str) -> bool:
 
     if choice != "auto":
         return choice == "always"
-    return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+    stdout = sys.stdout  # None when started with descriptor 1 closed
+    return stdout is not None and stdout.isatty() and not os.environ.get("NO_COLOR")
 
 
 @main.command()
@@ -149,8 +164,9 @@ def _colour(choice: str) -> bool:
 @click.option("--policies", "policy_dirs", multiple=True, metavar="DIR",
               help="Directory of your own declarative policies (*.yaml); repeatable.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
-              help="Lint in N processes (output is identical) [default: the number of CPUs, "
-                   "at most 8; small inputs run in one process].")
+              help="Lint in N processes (output is identical), at most twice the number of "
+                   "CPUs and one per 32 inputs [default: the number of CPUs, at most 8; small "
+                   "inputs run in one process]")
 def lint(
     paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, ...],
     fail_on: str | None, kubernetes_version: str | None, profile: str | None,
@@ -169,9 +185,9 @@ def lint(
                           profile, config_path, disable, no_schema, stdin_filename,
                           _colour(color), jobs, policy_dirs)
     output, messages, exit_code = run_lint(request)
+    echo(output, nl=False)
     for message in messages:
         click.echo(message, err=True)
-    click.echo(output, nl=False)
     sys.exit(exit_code)
 
 
@@ -198,12 +214,12 @@ def rules(output_format: str, policy_dirs: tuple[str, ...], config_path: str | N
     if output_format == "json":
         import json
 
-        click.echo(json.dumps([{"id": m.id, "slug": m.slug, "severity": m.severity,
-                                "summary": m.summary} for m in metas], indent=2))
+        echo(json.dumps([{"id": m.id, "slug": m.slug, "severity": m.severity,
+                          "summary": m.summary} for m in metas], indent=2))
         return
     width = max(len(m.slug) for m in metas)
-    for m in metas:
-        click.echo(f"{m.id}  {m.slug:<{width}}  {m.severity:<7}  {m.summary}")
+    echo("".join(f"{m.id}  {m.slug:<{width}}  {m.severity:<7}  {m.summary}\n" for m in metas),
+         nl=False)
 
 
 @main.command()
@@ -221,10 +237,10 @@ def explain(rule_name: str, policy_dirs: tuple[str, ...], config_path: str | Non
             raise PmanifestError(f"unknown rule {rule_name!r}{suggest(rule_name)}; "
                                  "`pmanifest rules` lists them")
     m = found.meta
-    click.echo(f"{m.id} {m.slug} ({m.severity})\n\n{m.summary}\n")
-    click.echo(f"Why:\n  {m.rationale}\n\nFix:\n  {m.fix}\n")
-    click.echo("Failing example:\n" + _indent(m.example_fail or "(none given)"))
-    click.echo("Passing example:\n" + _indent(m.example_pass or "(none given)"), nl=False)
+    echo(f"{m.id} {m.slug} ({m.severity})\n\n{m.summary}\n\n"
+         f"Why:\n  {m.rationale}\n\nFix:\n  {m.fix}\n\n"
+         "Failing example:\n" + _indent(m.example_fail or "(none given)") + "\n"
+         "Passing example:\n" + _indent(m.example_pass or "(none given)"), nl=False)
 
 
 def _indent(text: str) -> str:
@@ -251,6 +267,5 @@ def policy_test(dirs: tuple[str, ...]) -> None:
     from pmanifest.policy_command import run_policy_tests
 
     lines, failed = run_policy_tests(dirs)
-    for line in lines:
-        click.echo(line)
+    echo("".join(line + "\n" for line in lines), nl=False)
     sys.exit(EXIT_FINDINGS if failed else 0)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import difflib
-import sys
 
 from pmanifest.atomic import STDOUT, check_writable, identity, refuse_inputs, write_files
 from pmanifest.errors import InputError
@@ -36,8 +35,9 @@ def destination(
 
 def write_output(rendered: str, target: str) -> None:
     if target == STDOUT:
-        sys.stdout.buffer.write(rendered.encode("utf-8"))
-        sys.stdout.flush()
+        from pmanifest.stdout import write_bytes
+
+        write_bytes(rendered.encode("utf-8"))
     else:
         write_files({target: rendered}, "rendered manifests")
 
