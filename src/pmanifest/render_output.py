@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import difflib
 
-from pmanifest.atomic import STDOUT, check_writable, identity, refuse_inputs, write_files
+from pmanifest.atomic import (
+    STDOUT,
+    check_writable,
+    identity,
+    refuse_inputs,
+    write_bytes,
+    write_files,
+)
 from pmanifest.errors import InputError
 
 FORMATS = ("yaml", "json")
@@ -35,8 +42,6 @@ def destination(
 
 def write_output(rendered: str, target: str) -> None:
     if target == STDOUT:
-        from pmanifest.stdout import write_bytes
-
         write_bytes(rendered.encode("utf-8"))
     else:
         write_files({target: rendered}, "rendered manifests")

@@ -164,66 +164,66 @@ class _Builder:
     def parse(self, chunk: str) -> tuple[Any, Positions] | None:
         self.max_cells = max(MIN_MAX_CELLS, MAX_CELLS_PER_CHAR * len(chunk))
         parser = self.loader(chunk)
+        handlers: dict[type, Callable[[Any], None]] = {
+            MappingStartEvent: self.start, SequenceStartEvent: self.start,
+            MappingEndEvent: self.end, SequenceEndEvent: self.end, AliasEvent: self.alias,
+        }
+        event: Any = None
         try:
-            get_event = parser.get_event
             stack = self.stack
-            keys, values, scalars = self.keys, self.values, self.scalars
-            offset = self.offset + 1
+            string = self.string
             resolve = resolve_plain
-            record = self.record
-            event: Any = None
-            while True:
-                try:
-                    event = get_event()
-                except yaml.MarkedYAMLError as exc:
-                    if "nesting depth" in str(exc.problem):  # libyaml's own limit (>= 6.0.4)
-                        raise self.too_deep(chunk, event, exc) from None
-                    raise
+            for event in iter(parser.get_event, None):
                 kind = type(event)
                 if kind is ScalarEvent:
-                    if stack and not event.anchor:
-                        frame = stack[-1]
+                    # the common event, inline: a plain or quoted string as a key or value
+                    if stack and not event.anchor and type(stack[-1].value) is dict:
                         tag = event.tag
                         if tag is None or tag == "!":
                             tag = resolve(event.value, event.implicit)
-                        if tag == STR and type(frame.value) is dict:
-                            mark = event.start_mark
-                            where = (mark.line + offset, mark.column + 1)
-                            pending = frame.pending_key
-                            if pending is _NO_KEY:  # a plain string key
-                                key = event.value
-                                if key in frame.value:
-                                    raise YamlProblem(f"duplicate key {key!r}", *where)
-                                frame.pending_key = key
-                                if record:
-                                    keys[(*frame.path, key)] = where
-                                continue
-                            if pending is not _MERGE:  # a string value
-                                if record:
-                                    path = (*frame.path, pending)
-                                    values[path] = where
-                                    scalars[path] = (where[0], where[1], event.style or None)
-                                frame.value[pending] = event.value
-                                frame.size += 1
-                                frame.pending_key = _NO_KEY
-                                self.cells += frame.depth
-                                if self.cells > self.max_cells:
-                                    raise self.too_big(mark)
-                                continue
+                        if tag == STR and string(stack[-1], event):
+                            continue
                     self.scalar(event)
-                elif kind is MappingStartEvent or kind is SequenceStartEvent:
-                    self.start(event, kind is MappingStartEvent)
-                elif kind is MappingEndEvent or kind is SequenceEndEvent:
-                    self.end()
-                elif kind is AliasEvent:
-                    self.alias(event)
-                elif kind is StreamEndEvent or event is None:
+                elif kind is StreamEndEvent:
                     break
+                elif kind in handlers:
+                    handlers[kind](event)
+        except yaml.MarkedYAMLError as exc:
+            if "nesting depth" in str(exc.problem):  # libyaml's own limit (>= 6.0.4)
+                raise self.too_deep(chunk, event, exc) from None
+            raise
         finally:
             parser.dispose()
         if self.root is _NO_KEY:
             return None
         return self.root, Positions(self.keys, self.values, self.scalars)
+
+    def string(self, frame: _Frame, event: Any) -> bool:
+        """A string key, or a string value, of the mapping being built (False: a merge)."""
+        mark = event.start_mark
+        where = (mark.line + self.offset + 1, mark.column + 1)
+        pending = frame.pending_key
+        if pending is _NO_KEY:  # a plain string key
+            key = event.value
+            if key in frame.value:
+                raise YamlProblem(f"duplicate key {key!r}", *where)
+            frame.pending_key = key
+            if self.record:
+                self.keys[(*frame.path, key)] = where
+            return True
+        if pending is _MERGE:
+            return False
+        if self.record:
+            path = (*frame.path, pending)
+            self.values[path] = where
+            self.scalars[path] = (where[0], where[1], event.style or None)
+        frame.value[pending] = event.value
+        frame.size += 1
+        frame.pending_key = _NO_KEY
+        self.cells += frame.depth
+        if self.cells > self.max_cells:
+            raise self.too_big(mark)
+        return True
 
     # -- where a new value goes ------------------------------------------------------------
     def child_path(self, start_mark: Any) -> tuple[Path, bool]:
@@ -347,7 +347,8 @@ class _Builder:
                 raise YamlProblem(f"invalid value for {tag}", *self.pos(event.start_mark)) from None
         raise YamlProblem(f"unsupported YAML tag {tag!r}", *self.pos(event.start_mark))
 
-    def start(self, event: Any, is_mapping: bool) -> None:
+    def start(self, event: Any) -> None:
+        is_mapping = type(event) is MappingStartEvent
         path, is_value = self.child_path(event.start_mark)
         if not is_value:
             raise YamlProblem("mapping keys must be scalars", *self.pos(event.start_mark))
@@ -363,7 +364,7 @@ class _Builder:
         frame.key = event.start_mark
         self.stack.append(frame)
 
-    def end(self) -> None:
+    def end(self, event: Any = None) -> None:
         frame = self.stack.pop()
         value = frame.value
         if frame.merges and isinstance(value, dict):

@@ -130,7 +130,6 @@ def _parse_and_validate(text: str, filename: str, version: str) -> dict[str, Any
     problems = validate(obj, version)
     if problems:
         first = problems[0]
-        where = ".".join(str(p) for p in first.path) or "(root)"
         raise TemplateError(f"rendered {obj['kind']} is not valid for Kubernetes {version}: "
-                            f"{where}: {first.message}; fix the template", filename)
+                            f"{first.message}; fix the template", filename)
     return obj
