@@ -77,8 +77,8 @@ EXPECTED: dict[str, str] = {
         'got string; give an integer'
     ),
     'checkpoint-grace-huge': (
-        "5:5: workloads[0].checkpoint is missing 'trigger'; add trigger: "
-        'sigterm or trigger: preStop'
+        '5:52: workloads[0].checkpoint.gracePeriodSeconds must be at most '
+        '9223372036854775807, got 999999999999999999999999999999; change the value'
     ),
     'checkpoint-command-int': (
         '5:27: workloads[0].checkpoint.command must be a list or string, got '
