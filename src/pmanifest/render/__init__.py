@@ -23,6 +23,7 @@ from pmanifest.errors import ConfigError, InputError, SpecError
 from pmanifest.loader import YamlProblem
 from pmanifest.profile import Profile, get_profile
 from pmanifest.render.context import workload_context
+from pmanifest.render.runtime import check_runtime_support
 from pmanifest.render.templates import _environment, _render_one, _wrapper_text
 from pmanifest.render.yamltext import Yaml, dump_yaml, quote, to_yaml
 from pmanifest.schema import DEFAULT_KUBERNETES_VERSION, resolve_version, version_tuple
@@ -60,6 +61,7 @@ def render_text(text: str, file: str, options: RenderOptions | None = None,
     profile = spec.profile
     version = _target_version(spec, options.kubernetes_version)
     _check_job_support(spec, version)
+    check_runtime_support(spec, version)
     env = _environment(options.templates_dir)
     objects = render_objects(spec, version, env, profile)
     if options.output == "json":

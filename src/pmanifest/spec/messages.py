@@ -12,6 +12,7 @@ from pmanifest.document import Path, Pos, Positions, dotted
 from pmanifest.errors import SpecError
 from pmanifest.spec.fields import SPEC_SCHEMA
 from pmanifest.spec.model import VOLUME_SOURCES
+from pmanifest.spec.runtime_messages import describe_runtime
 
 
 @functools.cache
@@ -32,7 +33,9 @@ def check_schema(data: dict[str, Any], positions: Positions, file: str) -> None:
     for error in validator.iter_errors(data):
         # an unknown key first: its did-you-mean usually explains the missing one too
         rank = {"additionalProperties": 0, "required": 2}.get(error.validator, 1)
-        found.extend((rank, pos, message) for pos, message in _describe(error, positions))
+        runtime = describe_runtime(error, positions)  # env sources, probes, rollout
+        described = runtime if runtime is not None else _describe(error, positions)
+        found.extend((rank, pos, message) for pos, message in described)
     if found:
         _, pos, message = min(found)
         raise SpecError(message, file, pos.line, pos.column)
