@@ -1,6 +1,7 @@
 """Refusals of workload fields (issue 14): args without command on a worker, annotations,
-priorityClassName, the Job knobs of workers and requests the API server rejects. Exit 2, one
-exact line on stderr naming file:line:col, no stdout."""
+priorityClassName, the Job knobs of workers, requests the API server rejects, and Kubernetes
+manifests given as a spec. Exit 2, one exact line on stderr naming file:line:col, no
+stdout."""
 
 from __future__ import annotations
 
@@ -281,6 +282,41 @@ CASES: list[tuple[str, str, str]] = [
         """,
         "spec.yaml:7:16: nvidia.com/gpu is set from gpus; remove it from resources.limits",
     ),
+    (
+        "a Kubernetes manifest",
+        """\
+        apiVersion: batch/v1
+        kind: Job
+        metadata: {name: train}
+        """,
+        "spec.yaml:2:1: this is a Kubernetes manifest (kind: Job); use pmanifest lint "
+        "spec.yaml to check it (render takes a spec: apiVersion: pmanifest/v1, see examples/)",
+    ),
+    (
+        "a multi-document Kubernetes manifest",
+        """\
+        ---
+        apiVersion: v1
+        kind: Service
+        metadata: {name: api}
+        ---
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata: {name: api}
+        """,
+        "spec.yaml:3:1: this is a Kubernetes manifest (kind: Service); use pmanifest lint "
+        "spec.yaml to check it (render takes a spec: apiVersion: pmanifest/v1, see examples/)",
+    ),
+    (
+        "kind in a spec",
+        """\
+        apiVersion: pmanifest/v1
+        kind: Spec
+        workloads: [{name: a, image: x}]
+        """,
+        "spec.yaml:2:1: unknown key 'kind' in the spec; remove it (allowed: apiVersion, "
+        "cluster, defaults, workloads)",
+    ),
 ]
 
 
@@ -293,3 +329,11 @@ def test_refusal(spec: str, expected: str, tmp_path: object, monkeypatch: pytest
         handle.write(textwrap.dedent(spec))
     result = CliRunner().invoke(main, ["render", "-f", "spec.yaml"])
     assert (result.exit_code, result.stdout, result.stderr) == (2, "", expected + "\n")
+
+
+def test_kubernetes_manifest_from_stdin_points_to_lint_of_stdin() -> None:
+    manifest = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n"
+    result = CliRunner().invoke(main, ["render", "-f", "-"], input=manifest)
+    assert (result.exit_code, result.stdout, result.stderr) == (
+        2, "", "<stdin>:2:1: this is a Kubernetes manifest (kind: ConfigMap); use pmanifest "
+        "lint - to check it (render takes a spec: apiVersion: pmanifest/v1, see examples/)\n")
