@@ -88,7 +88,11 @@ def main() -> None:
 def render(spec_path: str, output: str | None, output_format: str | None, check_path: str | None,
            kubernetes_version: str | None, templates_dir: str | None,
            profile: str | None) -> None:
-    """Render a spec into Kubernetes manifests on stdout (nothing is printed on error)."""
+    """Render a spec into Kubernetes manifests on stdout (nothing is printed on error).
+
+    What `pmanifest lint` would flag on the output is warned about on stderr, at the
+    workload's line in the spec; the exit code stays 0.
+    """
     from pmanifest.render import RenderOptions, read_spec, render_spec
     from pmanifest.render_output import check_drift, destination, write_output
 
