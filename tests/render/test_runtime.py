@@ -70,6 +70,7 @@ workloads:
     ports: [29400]
     probes:
       liveness: {exec: {command: [python, -c, "import socket", 1]}}
+      startup: {exec: {command: "test -e /tmp/ready"}}
   - name: sweep
     image: ghcr.io/acme/evals:2.0
     command: [python, -m, evals.run]
@@ -152,6 +153,8 @@ def test_probes_in_kubernetes_shape() -> None:
     rendezvous = _container(objects[("Deployment", "rendezvous")])
     assert rendezvous["livenessProbe"] == {"exec": {"command": ["python", "-c",
                                                                 "import socket", "1"]}}
+    assert rendezvous["startupProbe"] == {"exec": {"command": ["/bin/sh", "-c",
+                                                             "test -e /tmp/ready"]}}
     assert "readinessProbe" not in rendezvous
 
 

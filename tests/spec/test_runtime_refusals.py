@@ -22,9 +22,8 @@ CASES: list[tuple[str, str, str]] = [
         workloads:
           - {name: api, role: serving, image: x, env: {MODELS: [a, b]}}
         """,
-        "spec.yaml:3:56: workloads[0].env.MODELS must be a string (quote anything else), or a "
-        "mapping with one of secretKeyRef, configMapKeyRef, fieldRef, resourceFieldRef; got "
-        "list",
+        "spec.yaml:3:56: workloads[0].env.MODELS must be a string or integer or mapping, got "
+        "list; quote it to make it a string",
     ),
     (
         "env value that is a boolean",
@@ -35,9 +34,8 @@ CASES: list[tuple[str, str, str]] = [
         workloads:
           - {name: api, role: serving, image: x}
         """,
-        "spec.yaml:3:16: defaults.env.DEBUG must be a string (quote anything else), or a "
-        "mapping with one of secretKeyRef, configMapKeyRef, fieldRef, resourceFieldRef; got "
-        "boolean",
+        "spec.yaml:3:16: defaults.env.DEBUG must be a string or integer or mapping, got "
+        "boolean; quote it to make it a string",
     ),
     (
         "env value with no source",
@@ -123,9 +121,9 @@ CASES: list[tuple[str, str, str]] = [
               LABELS: {fieldRef: {fieldPath: metadata.labels}}
         """,
         "spec.yaml:7:38: workloads[0].env.LABELS.fieldRef.fieldPath 'metadata.labels' is not a "
-        "field the downward API gives a variable; use metadata.name, metadata.namespace, "
-        "metadata.uid, metadata.labels['KEY'], metadata.annotations['KEY'], spec.nodeName, "
-        "spec.serviceAccountName, status.hostIP, status.podIP or status.podIPs",
+        "pod field env can read; use metadata.name, .namespace, .uid, .labels['KEY'] or "
+        ".annotations['KEY'], spec.nodeName or .serviceAccountName, status.hostIP, .podIP or "
+        ".podIPs",
     ),
     (
         "resourceFieldRef to an unknown resource",

@@ -6,13 +6,13 @@ from __future__ import annotations
 import posixpath
 from typing import Any
 
+from pmanifest.contract import SIGTERM_EXIT
 from pmanifest.profile import Profile
 from pmanifest.render.runtime import env_entries, runtime_context, with_annotations
 from pmanifest.schema import version_tuple
 from pmanifest.spec import SHARED_VOLUME_NAME, Spec, Volume, Workload
 
 WRAPPER_NAME = "pmanifest-sigterm"  # $0 of the wrapper, visible in ps
-HANDLER_EXIT_CODE = 143  # 128 + SIGTERM: what the wrapper (and a killed process) exits with
 POD_REPLACEMENT_SINCE = (1, 29)  # podReplacementPolicy beta, on by default (GA 1.34)
 # Before 1.29 the OpenAPI schema marks onPodConditions required in every podFailurePolicy rule,
 # even in an onExitCodes rule; the API server accepts an empty list there.
@@ -62,7 +62,7 @@ def _job_context(w: Workload, version: str) -> dict[str, Any]:
         "completion_mode": "Indexed" if w.completions is not None else None,
         "pod_replacement_policy": (
             "Failed" if version_tuple(version) >= POD_REPLACEMENT_SINCE else None),
-        "handler_exit_code": HANDLER_EXIT_CODE,
+        "handler_exit_code": SIGTERM_EXIT,
         "empty_pod_conditions": version_tuple(version) < CONDITIONS_OPTIONAL_SINCE,
     }
 

@@ -13,7 +13,6 @@ from pmanifest.profile import DEFAULT_PROFILE, Profile, get_profile
 from pmanifest.spec.runtime import EnvRef, Runtime
 
 API_VERSION = "pmanifest/v1"
-ROLES = ("worker", "coordinator", "serving")
 COMPUTE = ("preemptible", "standard")
 TRIGGERS = ("sigterm", "preStop")
 _DEFAULT = get_profile(DEFAULT_PROFILE)  # for the defaults the schema documents

@@ -134,7 +134,9 @@ def _probes(checker: Failing, path: Path, raw: dict[str, Any], role: str
                                f"value for {kind} probes); remove it")
         body = dict(probe)
         if "exec" in body:
-            body["exec"] = {"command": [str(arg) for arg in body["exec"]["command"]]}
+            command = body["exec"]["command"]
+            argv = ["/bin/sh", "-c", command] if isinstance(command, str) else command
+            body["exec"] = {"command": [str(arg) for arg in argv]}
         out[kind] = {key: body[key] for key in (*PROBE_HANDLERS, *_TIMING) if key in body}
     return out
 

@@ -148,8 +148,10 @@ def _probe_schema(kind: str, extra: str) -> dict[str, Any]:
         "tcpSocket": field(closed({"port": port}, ("port",)),
                            "Success is an open TCP connection."),
         "exec": field(closed({
-            "command": field({"type": "array", "items": ARGV_ITEM, "minItems": 1},
-                             "Argv run in the container (no shell unless you call one)."),
+            "command": field({"type": ["array", "string"], "items": ARGV_ITEM, "minItems": 1,
+                              "minLength": 1},
+                             "Run in the container: an argv list, or a string run by "
+                             "/bin/sh -c."),
         }, ("command",)), "Success is exit status 0."),
         "grpc": field(closed({
             "port": port,

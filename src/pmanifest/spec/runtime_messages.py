@@ -1,100 +1,67 @@
-"""Schema errors of the run-time fields (issue 14) in the spec's words: an env value with no
-source or two, a probe with no handler, a field path or rollout knob that does not parse.
-``describe_runtime`` answers for the errors it knows and None for the rest."""
+"""The spec's words for the run-time fields (issue 14), plugged into the shared translator of
+schema errors (:mod:`pmanifest.jsonerrors`) by ``spec.messages``: an env value with no source
+or two, a probe with no handler, a field path, rollout knob or object name that does not
+parse, and the hint for each missing key."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from pmanifest.document import Path, Pos, Positions, dotted
+from pmanifest.document import Path, dotted
 from pmanifest.spec.runtime import ENV_FROM_SOURCES, ENV_SOURCES, PROBE_HANDLERS
 
-Described = list[tuple[Pos, str]]
 _SUBDOMAIN = ("is not a DNS-1123 subdomain; use at most 253 lowercase letters, digits, '-' "
               "and '.', starting and ending with a letter or digit")
+_COUNT_OR_PERCENT = ("is neither a count nor a percentage; write an integer (1) or a "
+                     "percentage ('25%')")
+# value that fails its pattern or length, by the key that holds it
 _PATTERNS = {
-    "fieldPath": "is not a field the downward API gives a variable; use metadata.name, "
-                 "metadata.namespace, metadata.uid, metadata.labels['KEY'], "
-                 "metadata.annotations['KEY'], spec.nodeName, spec.serviceAccountName, "
-                 "status.hostIP, status.podIP or status.podIPs",
+    "fieldPath": "is not a pod field env can read; use metadata.name, .namespace, .uid, "
+                 ".labels['KEY'] or .annotations['KEY'], spec.nodeName or "
+                 ".serviceAccountName, status.hostIP, .podIP or .podIPs",
     "path": "is not an absolute HTTP path; start it with /, e.g. /health",
-    "maxSurge": "is neither a count nor a percentage; write an integer (1) or a percentage "
-                "('25%')",
-    "maxUnavailable": "is neither a count nor a percentage; write an integer (1) or a "
-                      "percentage ('25%')",
+    "maxSurge": _COUNT_OR_PERCENT,
+    "maxUnavailable": _COUNT_OR_PERCENT,
     "priorityClassName": _SUBDOMAIN,
-    "name": _SUBDOMAIN,  # of a Secret or ConfigMap
     "key": "is not a valid key of a Secret or ConfigMap; use letters, digits, '-', '_' and '.'",
     "prefix": "is not a valid start of a variable name; use letters, digits, '_', '-' and '.', "
               "not starting with a digit",
     "divisor": "is not a Kubernetes quantity; use e.g. 1, 1m or 1Mi",
 }
-_REQUIRED = {
+RUNTIME_REQUIRED = {
     "key": "add key: <the key whose value the variable gets>",
-    "name": "add name: <its name>",
     "port": "add port: <the container port to probe>",
     "fieldPath": "add fieldPath, e.g. fieldPath: metadata.namespace",
     "resource": "add resource, e.g. resource: limits.memory",
-    "command": "add command: [argv...]",
     "value": "add value: <header value>",
+}
+_CHOICES = {  # keys of which exactly one is needed -> (what each is, an example)
+    tuple(ENV_SOURCES): ("source", "e.g. {secretKeyRef: {name: hf-token, key: token}}"),
+    ENV_FROM_SOURCES: ("source", "e.g. {secretRef: {name: app-secrets}}"),
+    PROBE_HANDLERS: ("handler", "e.g. {httpGet: {path: /health, port: 8000}}"),
 }
 
 
-def _area(path: Path) -> str | None:
-    """Which run-time field ``path`` lies in: env, envFrom or probes (None otherwise)."""
-    for i, part in enumerate(path):
-        if part in ("env", "envFrom", "probes") and 1 <= i <= 2 and path[0] in (
-                "workloads", "defaults"):
-            return str(part)
+def _in_env(path: Path) -> bool:
+    """Is ``path`` inside env or envFrom (of defaults or a workload)?"""
+    return any(part in ("env", "envFrom") for part in path[:3])
+
+
+def runtime_value_message(path: Path, key: str, value: Any) -> str | None:
+    """The message for a run-time field's value that fails its pattern, or None."""
+    if key == "name" and _in_env(path):  # a Secret or ConfigMap
+        return f"{dotted(path)} {value!r} {_SUBDOMAIN}"
+    if key in _PATTERNS and (key not in ("key", "prefix", "divisor") or _in_env(path)):
+        return f"{dotted(path)} {value!r} {_PATTERNS[key]}"
     return None
 
 
-def describe_runtime(error: Any, positions: Positions) -> Described | None:
-    path: Path = tuple(error.absolute_path)
-    area = _area(path)
-    if area is None and not (path and path[-1] in ("strategy", "maxSurge", "maxUnavailable",
-                                                   "priorityClassName")):
+def runtime_one_of(what: str, keys: list[str], given: list[str]) -> str | None:
+    """An env value, envFrom item or probe with none, or several, of its choices."""
+    choice = _CHOICES.get(tuple(keys))
+    if choice is None:
         return None
-    kind = error.validator
-    if kind == "oneOf":
-        return _exactly_one(error, path, positions, area)
-    if kind == "type" and area == "env" and path[-2] == "env":
-        return [(positions.value_at(path), f"{dotted(path)} must be a string (quote "
-                 "anything else), or a mapping with one of " + ", ".join(ENV_SOURCES) +
-                 f"; got {_json_type(error.instance)}")]
-    if kind == "pattern" and str(path[-1]) in _PATTERNS:
-        return [(positions.value_at(path),
-                 f"{dotted(path)} {error.instance!r} {_PATTERNS[str(path[-1])]}")]
-    if kind == "required":
-        missing = [p for p in error.validator_value if p not in error.instance]
-        return [(positions.at(path), f"{dotted(path)} is missing {p!r}; "
-                 f"{_REQUIRED.get(p, 'add it')}") for p in missing]
-    return None
-
-
-def _exactly_one(error: Any, path: Path, positions: Positions, area: str | None
-                 ) -> Described | None:
-    if not isinstance(error.instance, dict):
-        return []  # the type error says it
-    keys: tuple[str, ...] = {"env": tuple(ENV_SOURCES), "envFrom": ENV_FROM_SOURCES,
-                             "probes": PROBE_HANDLERS}.get(area or "", ())
-    if not keys:
-        return None
-    what = "handler" if area == "probes" else "source"
-    given = [key for key in error.instance if key in keys]
-    where = dotted(path)
+    noun, example = choice
     if not given:
-        example = {"env": "e.g. {secretKeyRef: {name: hf-token, key: token}}",
-                   "envFrom": "e.g. {secretRef: {name: app-secrets}}",
-                   "probes": "e.g. {httpGet: {path: /health, port: 8000}}"}[area or "env"]
-        return [(positions.at(path), f"{where} has no {what}; add one of {', '.join(keys)} "
-                                     f"({example})")]
-    return [(positions.at((*path, given[1])), f"{where} has {len(given)} {what}s "
-             f"({', '.join(given)}); keep exactly one")]
-
-
-def _json_type(value: Any) -> str:
-    from pmanifest.schema import json_type
-
-    name = json_type(value)
-    return {"array": "list", "object": "mapping"}.get(name, name)
+        return f"{what} has no {noun}; add one of {', '.join(keys)} ({example})"
+    return f"{what} has {len(given)} {noun}s ({', '.join(given)}); keep exactly one"
