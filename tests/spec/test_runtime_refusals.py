@@ -239,6 +239,20 @@ CASES: list[tuple[str, str, str]] = [
         "other value for startup probes); remove it",
     ),
     (
+        "exec probe with an empty command",
+        """\
+        apiVersion: pmanifest/v1
+        workloads:
+          - name: api
+            role: serving
+            image: x
+            probes:
+              liveness: {exec: {command: ""}}
+        """,
+        "spec.yaml:7:34: workloads[0].probes.liveness.exec.command must not be empty; give a "
+        "value or remove the key",
+    ),
+    (
         "HTTP probe path without a slash",
         """\
         apiVersion: pmanifest/v1
