@@ -10,7 +10,7 @@ from pmanifest.contract import SIGTERM_EXIT
 from pmanifest.profile import Profile
 from pmanifest.render.runtime import env_entries, runtime_context, with_annotations
 from pmanifest.schema import version_tuple
-from pmanifest.spec import SHARED_VOLUME_NAME, Spec, Volume, Workload
+from pmanifest.spec import SHARED_VOLUME_NAME, Spec, Volume, WorkloadSpec
 
 WRAPPER_NAME = "pmanifest-sigterm"  # $0 of the wrapper, visible in ps
 POD_REPLACEMENT_SINCE = (1, 29)  # podReplacementPolicy beta, on by default (GA 1.34)
@@ -19,7 +19,7 @@ POD_REPLACEMENT_SINCE = (1, 29)  # podReplacementPolicy beta, on by default (GA 
 CONDITIONS_OPTIONAL_SINCE = (1, 29)
 
 
-def workload_context(w: Workload, spec: Spec, version: str, profile: Profile,
+def workload_context(w: WorkloadSpec, spec: Spec, version: str, profile: Profile,
                      wrapper: str) -> dict[str, Any]:
     labels = {
         "app.kubernetes.io/name": w.name,
@@ -51,7 +51,7 @@ def workload_context(w: Workload, spec: Spec, version: str, profile: Profile,
     }
 
 
-def _job_context(w: Workload, version: str) -> dict[str, Any]:
+def _job_context(w: WorkloadSpec, version: str) -> dict[str, Any]:
     return {
         "backoff_limit": w.backoff_limit,
         "parallelism": w.parallelism,
@@ -67,7 +67,7 @@ def _job_context(w: Workload, version: str) -> dict[str, Any]:
     }
 
 
-def _pod_context(w: Workload, spec: Spec, profile: Profile, wrapper: str) -> dict[str, Any]:
+def _pod_context(w: WorkloadSpec, spec: Spec, profile: Profile, wrapper: str) -> dict[str, Any]:
     node_selector = dict(w.node_selector)
     affinity = None
     tolerations = [dict(t) for t in w.tolerations]
@@ -119,7 +119,7 @@ def _taint_toleration(profile: Profile) -> dict[str, Any] | None:
     return {"key": taint.key, "operator": "Equal", "value": taint.value, "effect": taint.effect}
 
 
-def _container_context(w: Workload, wrapper: str, mounts: list[dict[str, Any]]
+def _container_context(w: WorkloadSpec, wrapper: str, mounts: list[dict[str, Any]]
                        ) -> dict[str, Any]:
     command = list(w.command) if w.command is not None else None
     args = list(w.args) if w.args else None

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from pmanifest.schema import definition_fields, version_tuple
-from pmanifest.spec import Spec, Workload
+from pmanifest.spec import Spec, WorkloadSpec
 from pmanifest.spec.runtime import PROBE_KINDS, EnvRef, Strategy
 
 # Job fields of Indexed Jobs that exist in the schema of 1.28 as alpha (off by default, and the
@@ -44,7 +44,7 @@ def env_entries(env: dict[str, str | EnvRef]) -> list[dict[str, Any]]:
             else {"name": name, "value": value} for name, value in env.items()]
 
 
-def runtime_context(w: Workload) -> dict[str, Any]:
+def runtime_context(w: WorkloadSpec) -> dict[str, Any]:
     """``runtime`` in the templates: what goes into the pod, its container, the Deployment
     and the Job besides what ``context`` decides."""
     rt = w.runtime
@@ -71,7 +71,7 @@ def _strategy(strategy: Strategy | None) -> dict[str, Any] | None:
                                                        "maxUnavailable": strategy.max_unavailable}}
 
 
-def with_annotations(metadata: dict[str, Any], w: Workload) -> dict[str, Any]:
+def with_annotations(metadata: dict[str, Any], w: WorkloadSpec) -> dict[str, Any]:
     """The objects' metadata, with the workload's annotations after its labels."""
     if not w.runtime.annotations:
         return metadata

@@ -96,3 +96,32 @@ def pod_failure_policy_restart_policy(ctx: Context) -> Iterator[Hit]:
         yield Hit((*w.pod_path, "restartPolicy"),
                   f"podFailurePolicy requires restartPolicy Never, not {restart!r}: the API "
                   "server rejects this Job; set `restartPolicy: Never`")
+
+
+HEADROOM = 2  # fewer retries than this leave no room for a preemption the policy misses
+
+
+@rule("PM403")
+def backoff_limit_no_headroom(ctx: Context) -> Iterator[Hit]:
+    w = ctx.workload
+    if w.job_path is None or not w.placement.preemptible:
+        return
+    rules = sequence(w.doc.data, (*w.job_path, "podFailurePolicy", "rules"))
+    if not rules or not any(isinstance(r, dict) and r.get("action") == "Ignore"
+                            and _matches_disruption(r) for r in rules):
+        return  # no policy that ignores preemptions at all: PM401's finding
+    if any(isinstance(r, dict) and r.get("action") == "Ignore" and _matches_sigterm_exit(r)
+           for r in rules):
+        return  # the exit-code fallback catches what the condition misses
+    job = mapping(w.doc.data, w.job_path)
+    for key in ("backoffLimit", "backoffLimitPerIndex"):
+        limit = job.get(key)
+        if isinstance(limit, int) and not isinstance(limit, bool) and limit < HEADROOM:
+            yield Hit((*w.job_path, key),
+                      f"{key} is {limit} and no podFailurePolicy rule ignores exit code "
+                      f"{SIGTERM_EXIT}: a preempted pod that gets no {DISRUPTION} condition "
+                      "(whether a drain sets it depends on how the pod is removed) counts as a "
+                      f"failure, so one preemption can fail the {w.kind}; add an Ignore rule "
+                      f"`onExitCodes: {{operator: In, values: [{SIGTERM_EXIT}]}}` or raise "
+                      f"{key} to at least {HEADROOM}")
+            return

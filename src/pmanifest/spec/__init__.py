@@ -26,12 +26,12 @@ from pmanifest.spec.model import (
     SharedVolume,
     Spec,
     Volume,
-    Workload,
+    WorkloadSpec,
 )
 
 __all__ = [
     "API_VERSION", "MIN_JOB_VERSION", "ROLES", "SHARED_VOLUME_NAME", "SPEC_SCHEMA", "Checkpoint",
-    "SharedVolume", "Spec", "Volume", "Workload", "load_spec", "schema_json",
+    "SharedVolume", "Spec", "Volume", "WorkloadSpec", "load_spec", "schema_json",
 ]
 
 

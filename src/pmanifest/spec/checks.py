@@ -23,7 +23,7 @@ from pmanifest.spec.model import (
     SharedVolume,
     Spec,
     Volume,
-    Workload,
+    WorkloadSpec,
     spec_error,
 )
 from pmanifest.spec.resources import check_requests
@@ -109,7 +109,7 @@ class Checker:
 
     def workload(self, i: int, raw: dict[str, Any], defaults: dict[str, Any],
                  shared: SharedVolume | None, default_volumes: list[tuple[Path, Volume]]
-                 ) -> Workload:
+                 ) -> WorkloadSpec:
         path: Path = ("workloads", i)
         self.check_shared(raw, path)
         volumes = self.unique_volumes([*default_volumes, *self.volumes(path, raw, shared)])
@@ -135,7 +135,7 @@ class Checker:
         check_requests(self, path, raw)
         resources = {k: dict(v) for k, v in raw.get("resources", {}).items()}
         replicas = raw.get("replicas", DEFAULT_REPLICAS.get(role, 1))
-        return Workload(
+        return WorkloadSpec(
             index=i, name=raw["name"], role=role, compute=compute, image=image,
             command=command, args=_argv(raw.get("args", [])), env=env,
             gpus=raw.get("gpus", 0), parallelism=raw.get("parallelism"),

@@ -62,7 +62,7 @@ class Checkpoint:
 
 
 @dataclass(frozen=True)
-class Workload:
+class WorkloadSpec:
     index: int
     name: str
     role: str
@@ -103,7 +103,7 @@ class Spec:
     file: str
     kubernetes_version: str | None
     shared_volume: SharedVolume | None
-    workloads: tuple[Workload, ...]
+    workloads: tuple[WorkloadSpec, ...]
     positions: Positions = field(repr=False)
     profile: Profile = field(default=_DEFAULT, repr=False)
 
