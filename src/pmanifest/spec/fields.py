@@ -21,8 +21,10 @@ from pmanifest.spec.model import (
 )
 from pmanifest.spec.runtime_fields import runtime_shared_fields, runtime_workload_fields
 from pmanifest.spec.schema_parts import ARGV_ITEM as _ARGV_ITEM
+from pmanifest.spec.schema_parts import INT64_MAX
 from pmanifest.spec.schema_parts import QUANTITY as _QUANTITY
 from pmanifest.spec.schema_parts import STRING_MAP as _STRING_MAP
+from pmanifest.spec.schema_parts import count as _count
 from pmanifest.spec.schema_parts import field as _f
 
 _QUANTITIES = {"type": "object", "additionalProperties": {"type": ["string", "integer"],
@@ -37,7 +39,7 @@ _TOLERATION = {
         "value": _f({"type": "string"}, "Taint value (with operator Equal).", ""),
         "effect": _f({"enum": ["NoSchedule", "PreferNoSchedule", "NoExecute"]},
                      "Taint effect to tolerate; omitted means all effects."),
-        "tolerationSeconds": _f({"type": "integer", "minimum": 0},
+        "tolerationSeconds": _f({"type": "integer", "minimum": 0, "maximum": INT64_MAX},
                                 "How long a NoExecute taint is tolerated; omitted means "
                                 "forever."),
     },
@@ -137,7 +139,7 @@ def _checkpoint_schema() -> dict[str, Any]:
                           "traps TERM, checkpoints once, stops the main process, exits 143) or "
                           "`preStop` (a preStop exec hook; the main command is left as is). "
                           "Exactly one; never both."),
-            "gracePeriodSeconds": _f({"type": "integer", "minimum": 1},
+            "gracePeriodSeconds": _f({"type": "integer", "minimum": 1, "maximum": INT64_MAX},
                                      "terminationGracePeriodSeconds of the pods; at most the "
                                      "profile's cap on preemptible compute. Omitted means "
                                      "the cap (the whole drain window; "
@@ -169,14 +171,13 @@ def _workload_schema() -> dict[str, Any]:
                    "Arguments appended to command. Without command (serving and coordinator "
                    "only), the arguments of the image's ENTRYPOINT, as vllm/vllm-openai and "
                    "TGI images expect.", []),
-        "gpus": _f({"type": "integer", "minimum": 0}, "GPUs per pod (nvidia.com/gpu limit).", 0),
-        "parallelism": _f({"type": "integer", "minimum": 1}, "Worker pods running at once "
-                          "(Job parallelism).", 1),
-        "completions": _f({"type": "integer", "minimum": 1}, "Successful pods needed (Job "
-                          "completions); when set the Job is Indexed, so each index is one "
-                          "shard that a replacement pod resumes.", 1),
-        "replicas": _f({"type": "integer", "minimum": 0}, "Deployment replicas: serving "
-                       "defaults to 2, coordinator to 1.", 2),
+        "gpus": _f(_count(0), "GPUs per pod (nvidia.com/gpu limit).", 0),
+        "parallelism": _f(_count(1), "Worker pods running at once (Job parallelism).", 1),
+        "completions": _f(_count(1), "Successful pods needed (Job completions); when set the "
+                          "Job is Indexed, so each index is one shard that a replacement pod "
+                          "resumes.", 1),
+        "replicas": _f(_count(0), "Deployment replicas: serving defaults to 2, coordinator to "
+                       "1.", 2),
         "ports": _f({"type": "array", "items": {"type": "integer", "minimum": 1,
                                                 "maximum": 65535},
                      "uniqueItems": True},
@@ -192,7 +193,7 @@ def _workload_schema() -> dict[str, Any]:
                              {}),
             },
         }, "Container resources besides GPUs.", {}),
-        "backoffLimit": _f({"type": "integer", "minimum": 0},
+        "backoffLimit": _f(_count(0),
                            "Job retries for genuine failures (preemptions are not counted).",
                            DEFAULT_BACKOFF_LIMIT),
         "checkpoint": _checkpoint_schema(),

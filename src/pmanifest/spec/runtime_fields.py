@@ -17,10 +17,12 @@ from pmanifest.spec.runtime import (
 )
 from pmanifest.spec.schema_parts import (
     ARGV_ITEM,
+    INT32_MAX,
     QUANTITY,
     STRING_MAP,
     SUBDOMAIN,
     closed,
+    count,
     field,
     one_of_keys,
 )
@@ -30,7 +32,8 @@ FIELD_PATHS = (r"^(metadata\.(name|namespace|uid)|metadata\.(labels|annotations)
                r"spec\.(nodeName|serviceAccountName)|status\.(hostIP|podIP|podIPs))$")
 RESOURCE_FIELDS = ["limits.cpu", "limits.memory", "limits.ephemeral-storage", "requests.cpu",
                    "requests.memory", "requests.ephemeral-storage"]
-PERCENT_OR_COUNT = {"type": ["integer", "string"], "minimum": 0, "pattern": "^[0-9]+%$"}
+PERCENT_OR_COUNT = {"type": ["integer", "string"], "minimum": 0, "maximum": INT32_MAX,
+                    "pattern": "^[0-9]+%$"}
 
 
 def _named(what: str) -> dict[str, Any]:
@@ -129,7 +132,7 @@ def runtime_shared_fields() -> dict[str, Any]:
 
 def _probe_schema(kind: str, extra: str) -> dict[str, Any]:
     def seconds(minimum: int, default: int, what: str) -> dict[str, Any]:
-        return field({"type": "integer", "minimum": minimum}, what, default)
+        return field(count(minimum), what, default)
 
     port = field({"type": "integer", "minimum": 1, "maximum": 65535},
                  "Port of the main container to probe.")
@@ -204,17 +207,17 @@ def runtime_workload_fields() -> dict[str, Any]:
                                      "failureThreshold)."),
         }), "Health probes of the main container.", {}),
         "strategy": _strategy_schema(),
-        "ttlSecondsAfterFinished": field({"type": "integer", "minimum": 0},
+        "ttlSecondsAfterFinished": field(count(0),
                                          "Delete the finished Job (and its pods) this many "
                                          "seconds after it ends (worker only); omitted means "
                                          "kept until deleted."),
-        "backoffLimitPerIndex": field({"type": "integer", "minimum": 0},
+        "backoffLimitPerIndex": field(count(0),
                                       "Retries per index of an Indexed Job (worker with "
                                       "completions; Kubernetes 1.29 or later): a failing shard "
                                       "no longer uses up the retries of the others. Without "
                                       "backoffLimit, the Job then has no global limit. "
                                       "Omitted means one limit for the whole Job."),
-        "maxFailedIndexes": field({"type": "integer", "minimum": 0},
+        "maxFailedIndexes": field(count(0),
                                   "Fail the whole Job once more indexes than this have failed "
                                   "(needs backoffLimitPerIndex; at most completions); omitted "
                                   "means every index is tried to its limit."),

@@ -21,6 +21,13 @@ ARGV_ITEM = {"type": ["string", "integer"], "description": "One argument (intege
 STRING_MAP = {"type": "object", "additionalProperties": {"type": "string"}}
 QUANTITY = r"^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]+)?$"
 SUBDOMAIN = {"type": "string", "maxLength": 253, "pattern": DNS1123_SUBDOMAIN.pattern}
+INT32_MAX = 2**31 - 1  # the Kubernetes fields these fill are int32 (int64 for durations)
+INT64_MAX = 2**63 - 1
+
+
+def count(least: int) -> dict[str, Any]:
+    """An int32 count of at least ``least``."""
+    return {"type": "integer", "minimum": least, "maximum": INT32_MAX}
 
 
 def closed(properties: dict[str, Any], required: tuple[str, ...] = ()) -> dict[str, Any]:
