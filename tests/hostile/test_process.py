@@ -58,7 +58,7 @@ COMMANDS = {
     "schema": ["schema"],
     "rules": ["rules"],
     "explain": ["explain", "PM201"],
-    "policy-test": ["policy", "test"],
+    "policy-test": ["policy", "test", str(ROOT / "examples" / "policies")],
     "version": ["--version"],
     "help": ["--help"],
 }
