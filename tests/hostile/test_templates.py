@@ -53,7 +53,7 @@ FAILING: dict[str, tuple[str | bytes, int | None, str]] = {
     "memory-past-1-gib": (
         HEAD + "{% set ns = namespace(s='x') %}\n{% for i in range(40) %}\n"
                "{% set ns.s = ns.s ~ ns.s %}\n{% endfor %}\n", 6,
-        "template used more than 1 GiB of memory (the memory budget of a render)"),
+        "template used more than 256 MiB of memory (the memory budget of a render)"),
 }
 
 

@@ -31,7 +31,7 @@ from pmanifest.errors import TemplateError
 RENDER_SECONDS = 5.0
 MAX_OUTPUT = 2 * 1024 * 1024
 MAX_INT_BITS = 4096  # far above Kubernetes' int64, far below a slow multiplication
-MEMORY_HEADROOM = 1 << 30
+MEMORY_HEADROOM = 256 << 20  # outputs are capped at 2 MiB: this is room for work, not data
 _FIX = "; fix the template"
 
 
@@ -186,7 +186,7 @@ def _describe(exc: BaseException) -> str:
         return ("template failed: it includes itself (or templates include each other) "
                 "without end")
     if isinstance(exc, MemoryError):
-        return (f"template used more than {MEMORY_HEADROOM >> 30} GiB of memory (the memory "
+        return (f"template used more than {MEMORY_HEADROOM >> 20} MiB of memory (the memory "
                 "budget of a render)")
     message = str(exc).rstrip(".")
     if isinstance(exc, JinjaError):
