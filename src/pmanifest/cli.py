@@ -55,6 +55,7 @@ def main() -> None:
     rules    the rule catalogue; explain RULE: why and how to fix
     policy   test your own declarative policies
     schema   the spec's JSON Schema, for editors
+    cluster  preemption history and checkpoint sizing (cluster events)
 
     Exit codes: 0 clean, 1 findings (or drift with render --check), 2 usage, config, spec
     or input error, 3 internal error.
@@ -254,3 +255,58 @@ def policy_test(dirs: tuple[str, ...]) -> None:
     for line in lines:
         click.echo(line)
     sys.exit(EXIT_FINDINGS if failed else 0)
+
+
+# --- cluster: the capacity side of the contract -----------------------------------------------
+# (see pmanifest.cluster_command)
+
+
+@main.group()
+def cluster() -> None:
+    """The cluster side: preemption history and checkpoint sizing."""
+
+
+@cluster.command("events")
+@click.argument("paths", nargs=-1, required=True, metavar="FILE... | -")
+@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text",
+              show_default=True)
+@click.option("--plot", "plot_path", default=None, metavar="FILE",
+              help="Also write an SVG timeline of the events, one row per node (atomically).")
+@click.option("--checkpoint-seconds", type=click.FloatRange(min=0, min_open=True),
+              default=None, metavar="SECONDS",
+              help="How long one checkpoint takes [default: 90, the seed's figure for a "
+                   "~10B-parameter model].")
+@click.option("--nodes", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Preemptible nodes the job spans: losing any one interrupts it.")
+@click.option("--profile", default=None,
+              help="Provider profile whose drain window the checkpoint must fit "
+                   "[default: together].")
+@click.option("--since", default=None, metavar="TIME",
+              help="Start of the observation window (RFC 3339) [default: the first event].")
+@click.option("--until", default=None, metavar="TIME",
+              help="End of the observation window, e.g. when the read was saved (RFC 3339) "
+                   "[default: the last event].")
+@click.option("--node-field", default="node_name", show_default=True, metavar="NAME",
+              help="Field of a node_lifecycle_events entry that names the node (the API "
+                   "reference does not document it).")
+@click.option("--time-field", default=None, metavar="NAME",
+              help="Field of a node_lifecycle_events entry that holds its time, RFC 3339 or "
+                   "Unix seconds [default: the one field holding RFC 3339 times].")
+def cluster_events(
+    paths: tuple[str, ...], output_format: str, plot_path: str | None,
+    checkpoint_seconds: float | None, nodes: int, profile: str | None, since: str | None,
+    until: str | None, node_field: str, time_field: str | None,
+) -> None:
+    """Preemption history from saved cluster reads or `kubectl get events -o json`.
+
+    Prints preemptions per node and overall, the observed window, the mean time between
+    preemptions per node, and the checkpoint interval that minimises lost work for a job on
+    --nodes preemptible nodes (Young/Daly), with the GPU time it loses and whether the
+    checkpoint fits the drain window. Several files are merged (one event per node and
+    reason, as the API keeps them).
+    """
+    from pmanifest.cluster_command import EventsRequest, run_events
+
+    report = run_events(EventsRequest(paths, output_format, plot_path, checkpoint_seconds,
+                                      nodes, profile, since, until, node_field, time_field))
+    sys.stdout.buffer.write(report.encode("utf-8"))
