@@ -41,6 +41,8 @@ KUBECTL = "kubectl events"
 
 _RFC3339 = re.compile(
     r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(?:\.(\d+))?(?:[Zz]|[+-]\d{2}:\d{2})\Z")
+_EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
+_LATEST = datetime(9000, 1, 1, tzinfo=UTC)
 _KUBECTL_FIRST = ("eventTime", "firstTimestamp", "deprecatedFirstTimestamp")
 _KUBECTL_LAST = ("lastTimestamp", "deprecatedLastTimestamp")
 
@@ -82,17 +84,23 @@ def parse_time(value: Any, numbers: bool = False) -> datetime | None:
         if match.group(1) and len(match.group(1)) > 6:  # nanoseconds: keep microseconds
             text = text.replace("." + match.group(1).upper(), "." + match.group(1)[:6])
         try:
-            return datetime.fromisoformat(text).astimezone(UTC)
-        except ValueError:
-            return None  # 2024-02-30 and the like
+            return _plausible(datetime.fromisoformat(text).astimezone(UTC))
+        except (ValueError, OverflowError):
+            return None  # 2024-02-30, or an offset that leaves the calendar
     if numbers and isinstance(value, int | float) and not isinstance(value, bool):
         if not math.isfinite(value):
             return None
         try:
-            return datetime.fromtimestamp(value, UTC)
+            return _plausible(datetime.fromtimestamp(value, UTC))
         except (OverflowError, OSError, ValueError):
             return None
     return None
+
+
+def _plausible(time: datetime) -> datetime | None:
+    """Times from 1970 (Unix time) to 9000: anything else is not an event's time, and keeping
+    away from the calendar's ends keeps date arithmetic from overflowing."""
+    return time if _EARLIEST <= time < _LATEST else None
 
 
 def read_source(path: str, fields: Fields) -> EventSource:

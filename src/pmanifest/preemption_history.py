@@ -321,7 +321,7 @@ def _context_notes(sources: Sequence[EventSource], window: Window, preemptions: 
     if CLUSTER_READ in kinds and not any(s.events for s in sources):
         notes.append(f"no node event in the {RETENTION_HOURS} hours the API keeps "
                      "node_lifecycle_events")
-    elif CLUSTER_READ in kinds and hours < RETENTION_HOURS:
+    elif CLUSTER_READ in kinds and window.start is not None and hours < RETENTION_HOURS:
         notes.append(f"the API keeps node_lifecycle_events for {RETENTION_HOURS} hours and "
                      f"this window is {hours:.1f} h: save reads regularly and pass them "
                      "together for a longer history")

@@ -85,7 +85,7 @@ def _axis(scale: _Scale, bottom: int) -> list[str]:
     if scale.start is None or scale.end is None or scale.end <= scale.start:
         return []
     span = scale.end - scale.start
-    step = next((s for s in _STEPS if span / s <= 10), _STEPS[-1])
+    step = next((s for s in _STEPS if span / s <= 10), span / 10)
     first = scale.start + (-(scale.start - datetime.min.replace(tzinfo=scale.start.tzinfo))
                            % step)
     parts = []

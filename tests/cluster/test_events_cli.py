@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from pmanifest.cli import main
 
@@ -194,6 +196,28 @@ def test_events_without_usable_timestamp_are_counted_not_timed(
         payload["notes"])
 
 
+@pytest.mark.parametrize("time", ["9999-12-31T23:59:59-23:59", "0001-01-01T00:00:00+01:00",
+                                  "1969-12-31T23:59:59Z", "2025-02-30T10:00:00Z"])
+def test_times_off_the_calendar_are_not_usable(
+    runner: CliRunner, tmp_path: Path, time: str
+) -> None:
+    (tmp_path / "read.json").write_text(read_with([
+        ev("gpu-preemptible-dp-1", A, "2025-03-04T00:00:00Z"),
+        ev("gpu-preemptible-dp-1", P, time)]))
+    result = events(runner, "read.json", "--format", "json", "--plot", "t.svg")
+    assert (result.exit_code, result.stderr) == (0, "")
+    assert json.loads(result.stdout)["timedPreemptions"] == 0
+
+
+def test_a_window_of_millennia_still_plots(runner: CliRunner, tmp_path: Path) -> None:
+    (tmp_path / "read.json").write_text(read_with([
+        ev("gpu-preemptible-dp-1", A, "1970-01-01T00:00:00Z"),
+        ev("gpu-preemptible-dp-1", P, "8999-12-31T23:59:59.999999Z")]))
+    result = events(runner, "read.json", "--plot", "t.svg")
+    assert (result.exit_code, result.stderr) == (0, "")
+    assert (tmp_path / "t.svg").read_text().count("<line") < 20
+
+
 def test_no_timestamp_at_all(runner: CliRunner, tmp_path: Path) -> None:
     (tmp_path / "read.json").write_text(read_with([ev("gpu-preemptible-dp-1", P, None)]))
     result = events(runner, "read.json")
@@ -202,6 +226,7 @@ def test_no_timestamp_at_all(runner: CliRunner, tmp_path: Path) -> None:
     assert ("read.json: no field of node_lifecycle_events holds an RFC 3339 time; name it "
             "with --time-field") in result.stdout
     assert "no event has a usable timestamp: counts only, no mean time" in result.stdout
+    assert "72 hours" not in result.stdout
 
 
 def test_every_node_preempted(runner: CliRunner, tmp_path: Path) -> None:
@@ -359,3 +384,38 @@ def test_bad_numbers_are_usage_errors(in_repo: CliRunner) -> None:
         result = events(in_repo, READ, *args)
         assert result.exit_code == 2
         assert result.stdout == ""
+
+
+# --- any JSON shape: a report or one line and exit 2, never a traceback -------------------------
+
+_SCALARS = (st.none() | st.booleans() | st.integers(min_value=-2**70, max_value=2**70)
+            | st.floats(allow_nan=False, allow_infinity=False)
+            | st.sampled_from(["", "gpu-preemptible-dp-1", "gpu-dp-2", P, A, "TogetherScaledDown",
+                               "2025-03-04T10:00:00Z", "2025-02-30T10:00:00Z",
+                               "2025-03-04T10:00:00.123456789+05:30", "9999-12-31T23:59:59-23:59",
+                               "0001-01-01T00:00:00+01:00", "Node", "List", "Event"])
+            | st.text(max_size=12))
+_KEYS = st.sampled_from(["node_name", "reason", "timestamp", "kind", "name", "items",
+                         "involvedObject", "eventTime", "firstTimestamp", "series", "count",
+                         "lastObservedTime", "allocated_preemptible_gpus", "gpu_type"])
+_VALUES = st.recursive(_SCALARS, lambda inner: st.lists(inner, max_size=4)
+                       | st.dictionaries(_KEYS, inner, max_size=5), max_leaves=20)
+_EVENT_LISTS = st.lists(st.dictionaries(_KEYS, _SCALARS | st.dictionaries(_KEYS, _SCALARS)),
+                        max_size=6)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(["node_lifecycle_events", "items"]), _VALUES | _EVENT_LISTS,
+       st.sampled_from([[], ["--time-field", "timestamp"], ["--since", "2025-03-04T00:00:00Z"]]))
+def test_any_json_gives_a_report_or_one_line(key: str, value: object, args: list[str]) -> None:
+    document = {key: value, "kind": "List"} if key == "items" else {key: value}
+    result = CliRunner().invoke(main, ["cluster", "events", "-", "--format", "json", *args],
+                                input=json.dumps(document))
+    assert result.exception is None or isinstance(result.exception, SystemExit), (
+        f"{type(result.exception).__name__}: {result.exception}")
+    if result.exit_code == 0:
+        json.loads(result.stdout)
+    else:
+        assert result.exit_code == 2, result.stderr
+        assert result.stdout == ""
+        assert result.stderr.count("\n") == 1 and result.stderr.startswith("<stdin>")
