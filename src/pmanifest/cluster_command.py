@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from pmanifest.atomic import check_writable, write_files
+from pmanifest.atomic import Identity, check_writable, identity, refuse_inputs, write_files
 from pmanifest.checkpoint_math import SEED_CHECKPOINT_SECONDS
 from pmanifest.cluster_events import DEFAULT_NODE_FIELD, Fields, parse_time, read_source
 from pmanifest.errors import ConfigError
@@ -39,6 +39,7 @@ def run_events(request: EventsRequest) -> str:
         raise ConfigError("- (stdin) can be given only once")
     if request.plot is not None:
         check_writable(request.plot, "--plot")
+        refuse_inputs([request.plot], _identities(request.paths), "--plot")
     profile = get_profile(request.profile or DEFAULT_PROFILE)
     since, until = _time(request.since, "--since"), _time(request.until, "--until")
     if since is not None and until is not None and until <= since:
@@ -54,6 +55,29 @@ def run_events(request: EventsRequest) -> str:
 
         write_files({request.plot: svg(found)}, "the plot")
     return report
+
+
+def _identities(paths: tuple[str, ...]) -> dict[Identity, str]:
+    """The inputs' (device, inode), stdin's too when it is a regular file."""
+    import os
+    import stat
+    import sys
+
+    found: dict[Identity, str] = {}
+    for path in paths:
+        key: Identity | None = None
+        if path != "-":
+            key = identity(path)
+        else:
+            try:
+                status = os.fstat(sys.stdin.fileno())
+            except (AttributeError, OSError, ValueError):
+                continue
+            if stat.S_ISREG(status.st_mode):
+                key = (status.st_dev, status.st_ino)
+        if key is not None:
+            found[key] = path
+    return found
 
 
 def _time(value: str | None, flag: str) -> datetime | None:

@@ -373,6 +373,8 @@ def test_missing_file(runner: CliRunner) -> None:
     (["--profile", "nope"], "pmanifest: unknown profile 'nope'; known profiles: aks, gke, "
      "karpenter, together"),
     (["--plot", "."], ".: is a directory; --plot needs a file path"),
+    (["--plot", READ], f"{READ}: --plot is one of the inputs: writing there would destroy it; "
+     "choose another path"),
 ])
 def test_bad_flags(in_repo: CliRunner, args: list[str], message: str) -> None:
     result = events(in_repo, READ, *args)
