@@ -86,22 +86,42 @@ def main() -> None:
                                   "by file name.")
 @click.option("--profile", default=None,
               help="Provider profile; overrides cluster.profile [default: together].")
+@click.option("--cluster", "cluster_path", default=None, metavar="FILE",
+              help="A cluster request, saved `tg beta clusters` command line or cluster read: "
+                   "refuse workloads that cannot fit its standard GPUs, warn (stderr) about "
+                   "preemptible shortfalls.")
 def render(spec_path: str, output: str | None, output_format: str | None, check_path: str | None,
            kubernetes_version: str | None, templates_dir: str | None,
-           profile: str | None) -> None:
+           profile: str | None, cluster_path: str | None) -> None:
     """Render a spec into Kubernetes manifests on stdout (nothing is printed on error)."""
     from pmanifest.render import RenderOptions, read_spec, render_text
     from pmanifest.render_output import check_drift, destination, write_output
 
     target, fmt = destination(output, output_format, check_path, spec_path)
+    cluster = _cluster(cluster_path, spec_path)
     text, name = read_spec(spec_path)
     rendered = render_text(text, name, RenderOptions(kubernetes_version, templates_dir, fmt,
-                                                     profile))
+                                                     profile, cluster, _warn))
     if check_path is not None:
         diff = check_drift(rendered, check_path)
         sys.stdout.buffer.write(diff.encode("utf-8"))
         sys.exit(EXIT_FINDINGS if diff else 0)
     write_output(rendered, target)
+
+
+def _cluster(path: str | None, other_input: str) -> Any:
+    """The ClusterRequest of --cluster, read before any work (None without the flag)."""
+    if path is None:
+        return None
+    if path == "-" and other_input == "-":
+        raise PmanifestError("--cluster - and another input cannot both read stdin")
+    from pmanifest.cluster_request import read_request
+
+    return read_request(path)
+
+
+def _warn(message: str) -> None:
+    click.echo(message, err=True)
 
 
 @main.command()

@@ -24,7 +24,7 @@ from typing import Any
 
 from pmanifest.document import Pos
 from pmanifest.errors import InputError
-from pmanifest.loader import YamlProblem, load_single
+from pmanifest.loader import YamlProblem, decode, load_single
 
 CREATE, UPDATE, READ = "create", "update", "read"
 KINDS = (CREATE, UPDATE, READ)
@@ -65,6 +65,23 @@ class ClusterRequest:
             if isinstance(value, str):
                 return value
         return None
+
+
+def read_request(path: str, kind: str | None = None) -> ClusterRequest:
+    """The request in the file ``path`` (``-``: stdin), or an InputError naming it."""
+    import sys
+    from pathlib import Path as FsPath
+
+    name = "<stdin>" if path == "-" else path
+    try:
+        raw = sys.stdin.buffer.read() if path == "-" else FsPath(path).read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", name) from None
+    try:
+        text = decode(raw)
+    except YamlProblem as problem:
+        raise InputError(problem.message, name, problem.line, problem.column) from None
+    return parse_request(text, name, kind)
 
 
 def parse_request(text: str, file: str, kind: str | None = None) -> ClusterRequest:

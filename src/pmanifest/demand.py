@@ -48,7 +48,7 @@ class Demand:
         return self.gpus * self.pods
 
 
-def demand_of(workload: Workload, ref: Any = None) -> Demand | None:
+def demand_of(workload: Workload, ref: Any = None, label: str | None = None) -> Demand | None:
     """The demand of a workload that asks for GPUs, None otherwise (or for a DaemonSet)."""
     if workload.kind == "DaemonSet":
         return None
@@ -61,7 +61,9 @@ def demand_of(workload: Workload, ref: Any = None) -> Demand | None:
     pods, pods_path = _pods(workload)
     surge, unavailable = _rollout(workload, pods)
     doc = workload.doc
-    label = f"{workload.kind} {doc.namespace + '/' if doc.namespace else ''}{doc.name or '?'}"
+    if label is None:
+        namespace = f"{doc.namespace}/" if doc.namespace else ""
+        label = f"{workload.kind} {namespace}{doc.name or '?'}"
     return Demand(label, pool, gpus, pods, gpus_path, pods_path, surge, unavailable,
                   ref if ref is not None else doc)
 

@@ -15,9 +15,10 @@ The whole output is built as one string; nothing is printed until everything suc
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path as FsPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pmanifest.errors import ConfigError, InputError, SpecError
 from pmanifest.loader import YamlProblem
@@ -27,6 +28,9 @@ from pmanifest.render.templates import _environment, _render_one, _wrapper_text
 from pmanifest.render.yamltext import Yaml, dump_yaml, quote, to_yaml
 from pmanifest.schema import DEFAULT_KUBERNETES_VERSION, resolve_version, version_tuple
 from pmanifest.spec import MIN_JOB_VERSION, Spec, Workload, load_spec
+
+if TYPE_CHECKING:
+    from pmanifest.cluster_request import ClusterRequest
 
 __all__ = ["RenderOptions", "Yaml", "dump_yaml", "quote", "read_spec", "render_objects",
            "render_text", "to_yaml"]
@@ -48,6 +52,8 @@ class RenderOptions:
     templates_dir: str | None = None
     output: str = "yaml"  # yaml | json
     profile: str | None = None  # provider profile; overrides cluster.profile
+    cluster: ClusterRequest | None = None  # --cluster: the workloads must fit its capacity
+    warn: Callable[[str], None] | None = None  # where --cluster's warnings go
 
 
 def render_text(text: str, file: str, options: RenderOptions | None = None,
@@ -62,6 +68,10 @@ def render_text(text: str, file: str, options: RenderOptions | None = None,
     _check_job_support(spec, version)
     env = _environment(options.templates_dir)
     objects = render_objects(spec, version, env, profile)
+    if options.cluster is not None:
+        from pmanifest.render_capacity import check_fit
+
+        check_fit(spec, objects, options.cluster, profile, options.warn)
     if options.output == "json":
         listing = {"apiVersion": "v1", "kind": "List", "items": objects}
         return json.dumps(listing, indent=2, ensure_ascii=False) + "\n"

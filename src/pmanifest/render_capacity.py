@@ -1,0 +1,72 @@
+"""``pmanifest render --cluster FILE``: do the rendered workloads fit the cluster?
+
+The rendered Deployments and Jobs go through the same demand and capacity model as ``lint
+--cluster`` (``demand``, ``capacity``), and each shortfall points back at its spec workload:
+
+- what cannot fit on standard capacity is refused like any spec error, one line and exit 2,
+  nothing on stdout: a pod larger than a node (at its ``gpus``), serving and coordinators
+  that do not fit on the standard GPUs, a rolling update with no room to surge (at the
+  workload's ``replicas``, else its ``gpus``);
+- preemptible shortfalls (more than the target, or than what a read says is allocated) are
+  warnings on stderr, ``spec.yaml:LINE:COL: warning: ...``, and the output is still printed:
+  preemptible capacity is never guaranteed, so a shortfall is a fact to know, not an error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from pmanifest.capacity import POD_TOO_LARGE, ROLLOUT, STANDARD_SHORT, capacity_of, shortfalls
+from pmanifest.cluster_request import ClusterRequest
+from pmanifest.demand import Demand, demand_of
+from pmanifest.document import Document, Path, Positions
+from pmanifest.profile import Profile
+from pmanifest.spec import Spec, Workload
+from pmanifest.workloads import workload_of
+
+_HINTS = {
+    POD_TOO_LARGE: "lower gpus to what one node has",
+    STANDARD_SHORT: "raise num_gpus in the cluster request, or lower replicas or gpus",
+    ROLLOUT: "raise num_gpus in the cluster request, or run 4 or more replicas (then a rollout "
+             "takes one down first)",
+}
+
+
+def check_fit(spec: Spec, objects: list[dict[str, Any]], request: ClusterRequest,
+              profile: Profile, warn: Callable[[str], None] | None) -> None:
+    demands = _demands(spec, objects, profile)
+    found = shortfalls(demands, capacity_of(request))
+    for shortfall in found:
+        if shortfall.kind in _HINTS:
+            workload: Workload = shortfall.demand.ref
+            names = ("gpus",) if shortfall.kind == POD_TOO_LARGE else ("replicas", "gpus")
+            raise spec.error(_field(spec, workload, names),
+                             f"{shortfall.message}; {_HINTS[shortfall.kind]}")
+    for shortfall in found:
+        workload = shortfall.demand.ref
+        pos = spec.positions.value_at(_field(spec, workload, ("parallelism", "gpus")))
+        if warn is not None:
+            warn(f"{spec.file}:{pos.line}:{pos.column}: warning: {shortfall.message}")
+
+
+def _demands(spec: Spec, objects: list[dict[str, Any]], profile: Profile) -> list[Demand]:
+    by_name = {w.name: w for w in spec.workloads}
+    found = []
+    for obj in objects:
+        if obj.get("kind") not in ("Deployment", "Job"):
+            continue
+        workload = by_name[obj["metadata"]["name"]]
+        view = workload_of(Document(spec.file, 0, obj, Positions()), profile)
+        demand = None if view is None else demand_of(view, workload, f"workload {workload.name}")
+        if demand is not None:
+            found.append(demand)
+    return found
+
+
+def _field(spec: Spec, workload: Workload, names: tuple[str, ...]) -> Path:
+    for name in names:
+        path = (*workload.path, name)
+        if path in spec.positions.keys:
+            return path
+    return workload.path
