@@ -178,6 +178,8 @@ class _ClusterRead:
                 raise _shape_error(self.name, self.positions, ("node_lifecycle_events", i),
                                    "a mapping (an event)", item)
         time_field = self.time_field(items)
+        # one pass for every event's line (a large file's positions are looked up, not tabled)
+        self.positions.prefetch(("node_lifecycle_events", i) for i in range(len(items)))
         events = [e for i, item in enumerate(items)
                   if (e := self.event(i, item, time_field)) is not None]
         gpu_type = self.data.get("gpu_type")
@@ -229,6 +231,8 @@ def _kubectl(data: dict[str, Any], positions: Positions, name: str) -> EventSour
         if not isinstance(items, list):
             raise _shape_error(name, positions, ("items",), "a list", items)
         pairs = [(("items", i), item) for i, item in enumerate(items)]
+    positions.prefetch(path for path, item in pairs
+                       if isinstance(item, dict) and item.get("reason") == PREEMPTED)
     events: list[NodeEvent] = []
     notes: list[str] = []
     for path, item in pairs:

@@ -99,6 +99,7 @@ def parse_request(text: str, file: str, kind: str | None = None) -> ClusterReque
         raise InputError("expected a mapping of cluster fields (a request body or the JSON of "
                          "a cluster read)", file, loaded.start_line, 1)
     positions = loaded.positions
+    positions.prefetch([(), *((key,) for key in data)])
     fields = {key: Value(value, positions.value_at((key,)), positions.at((key,)))
               for key, value in data.items() if isinstance(key, str)}
     return ClusterRequest(file, kind or _guess(fields), "body", fields, positions.at(()))

@@ -421,3 +421,16 @@ def test_any_json_gives_a_report_or_one_line(key: str, value: object, args: list
         assert result.exit_code == 2, result.stderr
         assert result.stdout == ""
         assert result.stderr.count("\n") == 1 and result.stderr.startswith("<stdin>")
+
+
+def test_a_large_read_keeps_exact_lines(runner: CliRunner, tmp_path: Path) -> None:
+    """Past 256 KB the loader looks positions up instead of tabling them: every event's line
+    comes from one extra pass (the command prefetches them all)."""
+    items = [ev(f"gpu-preemptible-dp-{n:04d}", A, f"2025-03-0{1 + n % 3}T00:00:00Z")
+             for n in range(3000)]
+    (tmp_path / "read.json").write_text(read_with(items))
+    assert (tmp_path / "read.json").stat().st_size > 256 * 1024
+    payload = json.loads(events(runner, "read.json", "--format", "json").stdout)
+    last = payload["nodes"][-1]
+    assert (last["node"], last["events"][0]["at"]) == ("gpu-preemptible-dp-2999",
+                                                       f"read.json:{4 + 5 * 2999}")
