@@ -12,7 +12,6 @@ from pmanifest.errors import SpecError
 from pmanifest.profile import DEFAULT_PROFILE, Profile, get_profile
 
 API_VERSION = "pmanifest/v1"
-ROLES = ("worker", "coordinator", "serving")
 COMPUTE = ("preemptible", "standard")
 TRIGGERS = ("sigterm", "preStop")
 _DEFAULT = get_profile(DEFAULT_PROFILE)  # for the defaults the schema documents
@@ -62,7 +61,7 @@ class Checkpoint:
 
 
 @dataclass(frozen=True)
-class Workload:
+class WorkloadSpec:
     index: int
     name: str
     role: str
@@ -102,7 +101,7 @@ class Spec:
     file: str
     kubernetes_version: str | None
     shared_volume: SharedVolume | None
-    workloads: tuple[Workload, ...]
+    workloads: tuple[WorkloadSpec, ...]
     positions: Positions = field(repr=False)
     profile: Profile = field(default=_DEFAULT, repr=False)
 
