@@ -175,12 +175,15 @@ def _colour(choice: str) -> bool:
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
               help="Lint in N processes (output is identical) [default: the number of CPUs, "
                    "at most 8; small inputs run in one process].")
+@click.option("--cluster", "cluster_path", default=None, metavar="FILE",
+              help="A cluster request, saved `tg beta clusters` command line or cluster read: "
+                   "also check that the workloads of the whole run fit it (PM510-PM514).")
 def lint(
     paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, ...],
     fail_on: str | None, kubernetes_version: str | None, profile: str | None,
     config_path: str | None, disable: tuple[str, ...], select: tuple[str, ...],
     no_schema: bool, stdin_filename: str,
-    color: str, policy_dirs: tuple[str, ...], jobs: int | None,
+    color: str, policy_dirs: tuple[str, ...], jobs: int | None, cluster_path: str | None,
 ) -> None:
     """Check manifests for preemption mistakes (files, directories, or - for stdin).
 
@@ -190,9 +193,11 @@ def lint(
     """
     from pmanifest.lint_command import LintRequest, pair_outputs, run_lint
 
+    if cluster_path == "-" and "-" in paths:
+        raise PmanifestError("--cluster - and another input cannot both read stdin")
     request = LintRequest(paths, pair_outputs(formats, outputs), fail_on, kubernetes_version,
                           profile, config_path, disable, no_schema, stdin_filename,
-                          _colour(color), jobs, policy_dirs, select)
+                          _colour(color), jobs, policy_dirs, select, cluster_path)
     output, messages, exit_code = run_lint(request)
     for message in messages:
         click.echo(message, err=True)

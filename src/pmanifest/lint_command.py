@@ -17,6 +17,7 @@ from pathlib import Path as FsPath
 
 from pmanifest.atomic import STDOUT, Identity, check_writable, identity, refuse_inputs, write_files
 from pmanifest.config import Config, find_config, load_config, resolve_rule
+from pmanifest.demand import Demand
 from pmanifest.document import Finding
 from pmanifest.errors import ConfigError, InputError
 from pmanifest.lint import SEVERITY_RANK, LintOptions
@@ -46,6 +47,7 @@ class LintRequest:
     jobs: int | None = None  # None: one per CPU (bounded)
     policies: tuple[str, ...] = ()  # user policy directories (--policies)
     select: tuple[str, ...] = ()  # --select: only these rules (ids or slugs)
+    cluster: str | None = None  # --cluster FILE: whole-input capacity rules against it
 
 
 def pair_outputs(formats: tuple[str, ...], paths: tuple[str, ...]) -> tuple[Output, ...]:
@@ -124,12 +126,17 @@ def _lint(request: LintRequest, config: Config) -> tuple[str, list[str], int]:
     if any(o.format == "junit" for o in request.outputs):
         options = dataclasses.replace(options, record_objects=True)
     fail_on = request.fail_on or config.fail_on or "error"
+    if request.cluster is not None:
+        from pmanifest.cluster_request import read_request
+
+        options = dataclasses.replace(options, cluster=read_request(request.cluster))
     check_paths(request.paths)
     for output in request.outputs:
         check_writable(output.path)
     read = _other_inputs(request, config)  # every file the run reads: no output replaces one
     refuse_inputs((o.path for o in request.outputs), read)
     findings: list[Finding] = []
+    demands: list[Demand] = []  # with --cluster: every workload's GPU demand, in input order
     messages: list[str] = []
     files = objects = 0
     checked: list[tuple[str, str]] = []  # (file, object label), for JUnit
@@ -146,8 +153,11 @@ def _lint(request: LintRequest, config: Config) -> tuple[str, list[str], int]:
         if linted.identity is not None:
             read.setdefault(linted.identity, linted.name)
         findings.extend(linted.result.findings)
+        demands.extend(linted.result.demands)
         objects += linted.result.objects
         checked.extend((linted.name, label) for label in linted.result.labels)
+    if demands:
+        findings = _with_input_findings(findings, demands, options)
     summary = Summary.of(findings, files, objects, tuple(checked))
     stdout = ""
     reports: dict[str, str] = {}
@@ -169,12 +179,30 @@ def _lint(request: LintRequest, config: Config) -> tuple[str, list[str], int]:
     return stdout, messages, 1 if failed else 0
 
 
+def _with_input_findings(findings: list[Finding], demands: list[Demand],
+                         options: LintOptions) -> list[Finding]:
+    """The whole-input rules' findings, each in its file's place (files in input order)."""
+    from pmanifest.cluster_lint import input_findings
+
+    extra = input_findings(demands, options)
+    if not extra:
+        return findings
+    order: dict[str, int] = {}
+    for f in findings:
+        order.setdefault(f.file, len(order))
+    for d in demands:
+        order.setdefault(d.ref.file, len(order))
+    return sorted(findings + extra, key=lambda f: (order[f.file], *f.sort_key()[1:]))
+
+
 def _other_inputs(request: LintRequest, config: Config) -> dict[Identity, str]:
     """The files a lint run reads besides the manifests: named paths, the config file and the
     policy files (identity -> name as given)."""
     from pmanifest.policy import policy_files
 
     names = [p for p in request.paths if p != "-"]
+    if request.cluster is not None and request.cluster != "-":
+        names.append(request.cluster)
     if config.source is not None:
         names.append(config.source)
     names.extend(p.source for p in config.policies)

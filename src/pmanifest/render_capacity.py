@@ -22,8 +22,8 @@ from pmanifest.cluster_request import ClusterRequest
 from pmanifest.demand import Demand, demand_of
 from pmanifest.document import Document, Path, Positions
 from pmanifest.profile import Profile
-from pmanifest.spec import Spec, Workload
-from pmanifest.workloads import workload_of
+from pmanifest.spec import Spec, WorkloadSpec
+from pmanifest.workloads import workloads_of
 
 _HINTS = {
     POD_TOO_LARGE: "lower gpus to what one node has",
@@ -39,7 +39,7 @@ def check_fit(spec: Spec, objects: list[dict[str, Any]], request: ClusterRequest
     found = shortfalls(demands, capacity_of(request))
     for shortfall in found:
         if shortfall.kind in _HINTS:
-            workload: Workload = shortfall.demand.ref
+            workload: WorkloadSpec = shortfall.demand.ref
             names = ("gpus",) if shortfall.kind == POD_TOO_LARGE else ("replicas", "gpus")
             raise spec.error(_field(spec, workload, names),
                              f"{shortfall.message}; {_HINTS[shortfall.kind]}")
@@ -57,16 +57,16 @@ def _demands(spec: Spec, objects: list[dict[str, Any]], profile: Profile) -> lis
         if obj.get("kind") not in ("Deployment", "Job"):
             continue
         workload = by_name[obj["metadata"]["name"]]
-        view = workload_of(Document(spec.file, 0, obj, Positions()), profile)
-        demand = None if view is None else demand_of(view, workload, f"workload {workload.name}")
-        if demand is not None:
-            found.append(demand)
+        for view in workloads_of(Document(spec.file, 0, obj, Positions()), profile):
+            demand = demand_of(view, workload, f"workload {workload.name}")
+            if demand is not None:
+                found.append(demand)
     return found
 
 
-def _field(spec: Spec, workload: Workload, names: tuple[str, ...]) -> Path:
+def _field(spec: Spec, workload: WorkloadSpec, names: tuple[str, ...]) -> Path:
     for name in names:
-        path = (*workload.path, name)
+        path: Path = (*workload.path, name)
         if path in spec.positions.keys:
             return path
     return workload.path

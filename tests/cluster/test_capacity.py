@@ -20,7 +20,7 @@ from pmanifest.cluster_request import parse_request
 from pmanifest.demand import EITHER, PREEMPTIBLE, STANDARD, Demand, demand_of
 from pmanifest.document import Document, Positions
 from pmanifest.profile import get_profile
-from pmanifest.workloads import workload_of
+from pmanifest.workloads import workloads_of
 
 PREEMPTIBLE_SELECTOR = {"together.ai/compute-class": "preemptible"}
 KEEP_OFF = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
@@ -54,8 +54,7 @@ def job(name: str, gpus: int, parallelism: int | None = None,
 
 def demand(data: dict[str, Any]) -> Demand | None:
     doc = Document("m.yaml", 0, data, Positions())
-    workload = workload_of(doc, get_profile())
-    assert workload is not None
+    (workload,) = workloads_of(doc, get_profile())
     return demand_of(workload)
 
 
