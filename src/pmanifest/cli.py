@@ -259,11 +259,19 @@ def explain(rule_name: str, policy_dirs: tuple[str, ...], config_path: str | Non
     click.echo(f"Why:\n  {m.rationale}\n\nFix:\n  {m.fix}\n")
     click.echo("Failing example:\n" + _indent(m.example_fail or "(none given)"))
     click.echo("Passing example:\n" + _indent(m.example_pass or "(none given)"), nl=False)
+    if m.example_cluster:
+        click.echo("Cluster (--cluster) both examples are checked against:\n"
+                   + _indent(m.example_cluster), nl=False)
 
 
 def _applies_to(applies: str, kinds: tuple[str, ...], rule_id: str) -> str:
     if rule_id == "PM001":
         return "every YAML document"
+    if applies == "cluster":
+        return "cluster requests and reads (`pmanifest cluster check`)"
+    if applies == "input":
+        return "the GPU demand of every workload of a run, with `lint --cluster FILE` (or " \
+               "`render --cluster FILE`)"
     what = "objects" if applies == "object" else "pod templates"
     if kinds:
         return f"{what} of kind {', '.join(kinds)}"
@@ -308,7 +316,39 @@ def policy_test(dirs: tuple[str, ...]) -> None:
 
 @main.group()
 def cluster() -> None:
-    """The cluster side: preemption history and checkpoint sizing."""
+    """The cluster side: request checks, preemption history and checkpoint sizing."""
+
+
+@cluster.command("check")
+@click.argument("paths", nargs=-1, required=True, metavar="FILE... | -")
+@click.option("--format", "formats", type=click.Choice(FORMATS), multiple=True,
+              help="Output format [default: text]; repeat for several reports, each paired in "
+                   "order with an --output.")
+@click.option("--output", "outputs", multiple=True, metavar="FILE|-",
+              help="Where the format at the same position goes (- or none: stdout).")
+@click.option("--fail-on", type=click.Choice(["error", "warning", "info"]), default="error",
+              show_default=True, help="Exit 1 when a finding is at or above this severity.")
+@click.option("--as", "kind", type=click.Choice(["create", "update", "read"]), default=None,
+              help="What each file is [default: a command line says; a body with cluster_id, "
+                   "status or *_preemptible_gpus echoes is a read, one with name, region, "
+                   "gpu_type or billing_type a create, anything else an update].")
+@click.option("--disable", multiple=True, metavar="RULE", help="Disable a rule (id or slug).")
+@click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto",
+              show_default=True, help="Colour severities (auto: only on a terminal).")
+def cluster_check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, ...],
+                  fail_on: str, kind: str | None, disable: tuple[str, ...], color: str) -> None:
+    """Check cluster requests: create/update bodies (JSON or YAML), saved `tg beta clusters`
+    command lines, or the JSON of a cluster read (rules PM501-PM505).
+    """
+    from pmanifest.cluster_check_command import CheckRequest, run_check
+    from pmanifest.lint_command import pair_outputs
+
+    output, messages, exit_code = run_check(CheckRequest(
+        paths, pair_outputs(formats, outputs), fail_on, kind, disable, _colour(color)))
+    for message in messages:
+        click.echo(message, err=True)
+    click.echo(output, nl=False)
+    sys.exit(exit_code)
 
 
 @cluster.command("events")

@@ -31,6 +31,13 @@ KINDS = (CREATE, UPDATE, READ)
 _READ_ONLY = ("cluster_id", "status", "desired_preemptible_gpus", "allocated_preemptible_gpus",
               "node_lifecycle_events")
 _CREATE_ONLY = ("name", "cluster_name", "region", "gpu_type", "billing_type")
+# every field the cluster API documents (request, response, and the API reference's response)
+KNOWN_FIELDS = frozenset({
+    "name", "cluster_name", "region", "gpu_type", "cluster_type", "num_gpus",
+    "num_preemptible_gpus", "billing_type", "project_id", "nvidia_driver_version",
+    "cuda_version", "driver_version", "duration_hours", "cluster_id", "status",
+    "desired_preemptible_gpus", "allocated_preemptible_gpus", "node_lifecycle_events",
+    "volumes", "control_plane_nodes", "gpu_worker_nodes", "kube_config"})
 _BOOLEAN_FLAGS = frozenset({"--non-interactive", "--json"})
 _FLAG_FIELDS = {"--project": "project_id"}
 _ENV_FIELDS = {"TOGETHER_PROJECT_ID": "project_id"}
@@ -98,6 +105,12 @@ def parse_request(text: str, file: str, kind: str | None = None) -> ClusterReque
     if not isinstance(data, dict):
         raise InputError("expected a mapping of cluster fields (a request body or the JSON of "
                          "a cluster read)", file, loaded.start_line, 1)
+    if "apiVersion" in data and "kind" in data:
+        raise InputError("a Kubernetes object, not a cluster request (lint it with `pmanifest "
+                         "lint`)", file, loaded.start_line, 1)
+    if not KNOWN_FIELDS & set(data):
+        raise InputError("no field of a cluster request or read (num_gpus, "
+                         "num_preemptible_gpus, project_id, ...)", file, loaded.start_line, 1)
     positions = loaded.positions
     positions.prefetch([(), *((key,) for key in data)])
     fields = {key: Value(value, positions.value_at((key,)), positions.at((key,)))

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path as FsPath
 
 from pmanifest.atomic import STDOUT, Identity, check_writable, identity, refuse_inputs, write_files
+from pmanifest.cluster_request import ClusterRequest
 from pmanifest.config import Config, find_config, load_config, resolve_rule
 from pmanifest.demand import Demand
 from pmanifest.document import Finding
@@ -99,7 +100,17 @@ def options_for(request: LintRequest, config: Config) -> LintOptions:
     if request.no_schema:
         severities["PM002"] = "off"
     select = frozenset(resolve_rule(name) for name in request.select) or None
-    return LintOptions(version, profile, severities, select=select)
+    return LintOptions(version, profile, severities, select=select,
+                       cluster=_cluster(request.cluster))
+
+
+def _cluster(path: str | None) -> ClusterRequest | None:
+    """The cluster request of --cluster, read before any manifest (None without it)."""
+    if path is None:
+        return None
+    from pmanifest.cluster_request import read_request
+
+    return read_request(path)
 
 
 def run_lint(request: LintRequest) -> tuple[str, list[str], int]:
@@ -157,10 +168,6 @@ def _lint(request: LintRequest, config: Config) -> tuple[str, list[str], int]:
     if any(o.format == "junit" for o in request.outputs):
         options = dataclasses.replace(options, record_objects=True)
     fail_on = request.fail_on or config.fail_on or "error"
-    if request.cluster is not None:
-        from pmanifest.cluster_request import read_request
-
-        options = dataclasses.replace(options, cluster=read_request(request.cluster))
     check_paths(request.paths)
     for output in request.outputs:
         check_writable(output.path)

@@ -40,6 +40,13 @@ def _hit(request: ClusterRequest, field: str | None, message: str) -> Hit:
                value=True)
 
 
+def _name(request: ClusterRequest, field: str) -> str:
+    """A field as the request spells it: ``num_gpus`` in a body, ``--num-gpus`` in a command."""
+    if request.form != "command":
+        return field
+    return "--project" if field == "project_id" else "--" + field.replace("_", "-")
+
+
 def _whole(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
@@ -72,7 +79,7 @@ def not_multiple_of_8(ctx: ClusterContext) -> Iterator[Hit]:
         options = f"{low} or {low + MULTIPLE}" if low else f"{MULTIPLE}"
         what = (f"{count} is not a multiple of {MULTIPLE} (preemptible capacity comes in whole "
                 f"{MULTIPLE}-GPU nodes); use {options}")
-    yield _hit(request, field, f"{field} {what}")
+    yield _hit(request, field, f"{_name(request, field)} {what}")
 
 
 @rule("PM502", applies="cluster")
@@ -87,7 +94,7 @@ def no_project(ctx: ClusterContext) -> Iterator[Hit]:
     how = ("pass --project (or set TOGETHER_PROJECT_ID)" if request.form == "command"
            else "add project_id")
     yield _hit(request, target_field(request),
-               f"num_preemptible_gpus {target} needs a project: {how}")
+               f"{_name(request, target_field(request))} {target} needs a project: {how}")
 
 
 @rule("PM503", applies="cluster")
@@ -95,15 +102,16 @@ def no_standard_node(ctx: ClusterContext) -> Iterator[Hit]:
     request = ctx.request
     if "num_gpus" not in request.fields:
         if request.kind == CREATE:  # an update keeps the current standard count
-            flag = "--num-gpus" if request.form == "command" else "num_gpus"
-            yield _hit(request, None, f"no num_gpus: every cluster needs at least one standard "
-                       f"node; set {flag}")
+            name = _name(request, "num_gpus")
+            yield _hit(request, None, f"no {name}: every cluster needs at least one standard "
+                       f"node; set {name} (8 GPUs a node)")
         return
     value = request.get("num_gpus")
     count = _whole(value)
     if count is None or count < 1:
-        yield _hit(request, "num_gpus", f"num_gpus {_describe(value)}: every cluster needs at "
-                   "least one standard node (preemptible nodes are added to it, never alone)")
+        yield _hit(request, "num_gpus", f"{_name(request, 'num_gpus')} {_describe(value)}: "
+                   "every cluster needs at least one standard node (preemptible nodes are "
+                   "added to it, never alone)")
 
 
 @rule("PM504", applies="cluster")
@@ -113,8 +121,9 @@ def slurm_with_preemptible(ctx: ClusterContext) -> Iterator[Hit]:
     target = _target(request)
     if isinstance(kind, str) and kind.upper() == "SLURM" and target is not None and target > 0:
         yield _hit(request, target_field(request),
-                   f"{target_field(request)} {target} on a SLURM cluster: preemptible compute "
-                   "is for Kubernetes clusters only (Slurm is not supported yet)")
+                   f"{_name(request, target_field(request))} {target} on a SLURM cluster: "
+                   "preemptible compute is for Kubernetes clusters only (Slurm is not "
+                   "supported yet)")
 
 
 @rule("PM505", applies="cluster")
