@@ -15,18 +15,30 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from pmanifest.capacity import capacity_of
 from pmanifest.cluster_request import ClusterRequest
 from pmanifest.demand import Demand, demand_of
 from pmanifest.document import Document, Finding, ObjectRef, dotted
+from pmanifest.profile import Profile
 from pmanifest.rules import ClusterContext, InputContext, Rule, registry
 from pmanifest.suppress import annotation_ignores, inline_ignores
 from pmanifest.workloads import workloads_of
 
-if TYPE_CHECKING:
-    from pmanifest.lint import LintOptions
+
+class LintOptions(Protocol):
+    """What this module reads of ``lint.LintOptions`` (lint imports this module)."""
+
+    @property
+    def profile(self) -> Profile: ...
+
+    @property
+    def cluster(self) -> ClusterRequest | None: ...
+
+    def enabled(self, rule_id: str) -> bool: ...
+
+    def severity_of(self, rule: Rule) -> str: ...
 
 
 @dataclass(frozen=True)
