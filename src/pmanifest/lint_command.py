@@ -143,6 +143,7 @@ class _Run:
     objects: int = 0
     checked: list[tuple[str, str]] = field(default_factory=list)  # (file, object), for JUnit
     demands: list[Demand] = field(default_factory=list)  # GPU demand (with --cluster)
+    order: dict[str, int] = field(default_factory=dict)  # file -> its place in the input
 
     def add(self, linted: Linted | Problem) -> None:
         if isinstance(linted, Problem):
@@ -151,6 +152,7 @@ class _Run:
             self.messages.append(f"{linted.name}: warning: {linted.message}")
             return
         self.files += 1
+        self.order.setdefault(linted.name, len(self.order))
         if linted.identity is not None:
             self.read.setdefault(linted.identity, linted.name)
         self.findings.extend(linted.result.findings)
@@ -179,7 +181,7 @@ def _lint(request: LintRequest, config: Config) -> tuple[str, list[str], int]:
     for linted in lint_inputs(inputs, options, jobs):
         run.add(linted)
     if run.demands:
-        run.findings = _with_input_findings(run.findings, run.demands, options)
+        run.findings = _with_input_findings(run, options)
     stdout = _reports(request, run)
     if run.findings and any(o.format == "text" for o in request.outputs):
         from pmanifest.reporters.text_format import summary_line
@@ -207,20 +209,16 @@ def _reports(request: LintRequest, run: _Run) -> str:
     return stdout
 
 
-def _with_input_findings(findings: list[Finding], demands: list[Demand],
-                         options: LintOptions) -> list[Finding]:
+def _with_input_findings(run: _Run, options: LintOptions) -> list[Finding]:
     """The whole-input rules' findings, each in its file's place (files in input order)."""
     from pmanifest.cluster_lint import input_findings
 
-    extra = input_findings(demands, options)
+    extra = input_findings(run.demands, options)
     if not extra:
-        return findings
-    order: dict[str, int] = {}
-    for f in findings:
-        order.setdefault(f.file, len(order))
-    for d in demands:
-        order.setdefault(d.ref.file, len(order))
-    return sorted(findings + extra, key=lambda f: (order[f.file], *f.sort_key()[1:]))
+        return run.findings
+    order = run.order
+    return sorted(run.findings + extra, key=lambda f: (order.get(f.file, len(order)),
+                                                       *f.sort_key()[1:]))
 
 
 def _other_inputs(request: LintRequest, config: Config) -> dict[Identity, str]:

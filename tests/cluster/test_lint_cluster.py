@@ -149,3 +149,11 @@ def test_cluster_file_problems_are_exit_2(runner: CliRunner) -> None:
     result = runner.invoke(main, ["lint", "-", "--cluster", "-"], input="")
     assert (result.exit_code, result.stderr) == (
         2, "pmanifest: --cluster - and another input cannot both read stdin\n")
+
+
+def test_capacity_findings_keep_the_input_order_of_files(runner: CliRunner) -> None:
+    write("k8s/a.yaml", JOB.format(name="big", parallelism=1, gpus=16))
+    write("k8s/b.yaml", "kind: [\n")  # a syntax error: a finding before the whole-input pass
+    code, out, _ = lint(runner, "k8s", "--cluster", "cluster.json")
+    assert code == 1
+    assert [line.split(":")[0] for line in out.splitlines()] == ["k8s/a.yaml", "k8s/b.yaml"]
