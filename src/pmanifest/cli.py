@@ -55,7 +55,7 @@ def main() -> None:
     rules    the rule catalogue; explain RULE: why and how to fix
     policy   test your own declarative policies
     schema   the spec's JSON Schema, for editors
-    cluster  preemption history and checkpoint sizing (cluster events)
+    cluster  check a cluster request; preemption history and checkpoint sizing
 
     Exit codes: 0 clean, 1 findings (or drift with render --check), 2 usage, config, spec
     or input error, 3 internal error.

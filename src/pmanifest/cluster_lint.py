@@ -3,26 +3,28 @@ on the GPU demand of a lint run.
 
 - ``cluster_findings``: rules with ``applies="cluster"`` on one cluster request or read
   (``pmanifest cluster check``). Hits carry their positions (the request knows them).
-- ``placed_demands``: with ``lint --cluster``, each file's workloads that ask for GPUs, with
-  the positions and suppressions of their GPU and pod counts resolved in the file's own pass
-  (so parallel workers return small values, not documents);
+- ``demands_of``: with ``lint --cluster``, each object's workloads that ask for GPUs, with
+  where they come from (parallel workers return these small values, not documents);
 - ``input_findings``: rules with ``applies="input"`` once over every file's demands, after
-  all files, at the positions placed above. An object's ``pmanifest.io/ignore`` annotation
-  and an inline ``# pmanifest: ignore=`` on the counted line suppress them as usual.
+  all files. Positions are looked up only for the demands that get a finding, by parsing
+  their files once more (looking them all up in the first pass doubled the time of a run).
+  An object's ``pmanifest.io/ignore`` annotation and an inline ``# pmanifest: ignore=`` on the
+  counted line suppress them as usual.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 from pmanifest.capacity import capacity_of
 from pmanifest.cluster_request import ClusterRequest
 from pmanifest.demand import Demand, demand_of
-from pmanifest.document import Document, Finding, ObjectRef, dotted
+from pmanifest.document import Document, Finding, ObjectRef, Path, Pos, dotted
+from pmanifest.loader import Loaded, YamlProblem, decode, load_documents
 from pmanifest.profile import Profile
-from pmanifest.rules import ClusterContext, InputContext, Rule, registry
+from pmanifest.rules import ClusterContext, InputContext, InputHit, Rule, registry
 from pmanifest.suppress import annotation_ignores, inline_ignores
 from pmanifest.workloads import workloads_of
 
@@ -42,16 +44,16 @@ class LintOptions(Protocol):
 
 
 @dataclass(frozen=True)
-class Placed:
-    """Where a demand's numbers are written (1-based line and column), for its findings."""
+class Located:
+    """Where a demand comes from: its file, document and object (a ``kind: List`` item has a
+    prefix), and the rules its annotation suppresses. Positions are looked up only for the
+    few demands that get a finding, after the run (``input_findings``)."""
 
     file: str
+    doc_index: int
+    prefix: Path  # the object's path inside its document
     object: ObjectRef
-    gpus: tuple[int, int]
-    gpus_path: str
-    pods: tuple[int, int]
-    pods_path: str
-    ignored: frozenset[str]  # rule ids suppressed for this workload
+    ignored: frozenset[str]  # by the pmanifest.io/ignore annotation
 
 
 def _rules(applies: str, options: LintOptions) -> list[Rule]:
@@ -76,43 +78,73 @@ def wants_demands(options: LintOptions) -> bool:
     return options.cluster is not None and bool(_rules("input", options))
 
 
-def placed_demands(doc: Document, options: LintOptions) -> list[Demand]:
-    """The demands of one Kubernetes object, placed (positions looked up in one batch)."""
+def demands_of(doc: Document, options: LintOptions) -> list[Demand]:
+    """The GPU demand of one Kubernetes object's workloads (no position is looked up)."""
     demands = [d for w in workloads_of(doc, options.profile)
                if (d := demand_of(w)) is not None]
     if not demands:
         return []
-    doc.positions.prefetch(doc.positions.absolute(p) for d in demands
-                           for p in (d.gpus_path, d.pods_path))
-    ignored = annotation_ignores(doc)
-    placed = []
-    for d in demands:
-        gpus, pods = doc.positions.value_at(d.gpus_path), doc.positions.value_at(d.pods_path)
-        skip = frozenset(ignored | inline_ignores(doc, gpus) | inline_ignores(doc, pods))
-        where = Placed(doc.file, ObjectRef(doc.kind, doc.name, doc.namespace),
-                       (gpus.line, gpus.column), dotted(d.gpus_path),
-                       (pods.line, pods.column), dotted(d.pods_path), skip)
-        placed.append(Demand(d.label, d.pool, d.gpus, d.pods, d.gpus_path, d.pods_path,
-                             d.surge, d.unavailable, where))
-    return placed
+    where = Located(doc.file, doc.index, doc.positions.absolute(()),
+                    ObjectRef(doc.kind, doc.name, doc.namespace),
+                    frozenset(annotation_ignores(doc)))
+    return [replace(d, ref=where) for d in demands]
 
 
-def input_findings(demands: Iterable[Demand], options: LintOptions) -> list[Finding]:
+def input_findings(demands: Iterable[Demand], options: LintOptions,
+                   read: Callable[[str], bytes | None]) -> list[Finding]:
+    """The whole-input rules' findings; ``read`` gives a file's bytes again, to locate the
+    findings (parsed once more for the files that have some)."""
     if options.cluster is None:
         return []
     context = InputContext(tuple(demands), capacity_of(options.cluster), options.profile)
-    return list(_input_findings(context, options))
-
-
-def _input_findings(context: InputContext, options: LintOptions) -> Iterator[Finding]:
+    hits: dict[str, list[tuple[Rule, InputHit]]] = {}
     for rule in _rules("input", options):
         assert rule.check is not None
         for hit in rule.check(context):
             where = hit.demand.ref
-            assert isinstance(where, Placed)
-            if rule.meta.id in where.ignored:
+            assert isinstance(where, Located)
+            if rule.meta.id not in where.ignored:
+                hits.setdefault(where.file, []).append((rule, hit))
+    found: list[Finding] = []
+    for file, items in hits.items():
+        found += _File(file, read(file)).findings(items, options)
+    return found
+
+
+class _File:
+    """One file parsed again: its documents by index, for positions and inline comments."""
+
+    def __init__(self, file: str, raw: bytes | None) -> None:
+        self.file = file
+        self.docs: dict[int, Document] = {}
+        if raw is None:
+            return  # gone since it was linted: findings point at its start
+        try:
+            text = decode(raw)
+        except YamlProblem:
+            return
+        lines = tuple(text.split("\n"))
+        for item in load_documents(text):
+            if isinstance(item, Loaded):
+                self.docs[item.index] = Document(file, item.index, item.data, item.positions,
+                                                 lines)
+
+    def findings(self, items: list[tuple[Rule, InputHit]],
+                 options: LintOptions) -> Iterator[Finding]:
+        paths = [(hit, (*hit.demand.ref.prefix, *_path(hit))) for _, hit in items]
+        for hit, path in paths:
+            doc = self.docs.get(hit.demand.ref.doc_index)
+            if doc is not None:
+                doc.positions.prefetch([path])
+        for (rule, hit), (_, path) in zip(items, paths, strict=True):
+            where: Located = hit.demand.ref
+            doc = self.docs.get(where.doc_index)
+            pos = doc.positions.value_at(path) if doc is not None else Pos(1, 1)
+            if doc is not None and rule.meta.id in inline_ignores(doc, pos):
                 continue
-            line, column = where.gpus if hit.at == "gpus" else where.pods
-            path = where.gpus_path if hit.at == "gpus" else where.pods_path
-            yield Finding(rule.meta.id, rule.meta.slug, options.severity_of(rule), where.file,
-                          line, column, where.object, path, hit.message)
+            yield Finding(rule.meta.id, rule.meta.slug, options.severity_of(rule), self.file,
+                          pos.line, pos.column, where.object, dotted(_path(hit)), hit.message)
+
+
+def _path(hit: InputHit) -> Path:
+    return hit.demand.gpus_path if hit.at == "gpus" else hit.demand.pods_path

@@ -57,7 +57,7 @@ class FileResult:
     findings: list[Finding]
     objects: int  # Kubernetes objects seen
     labels: tuple[str, ...] = ()  # their labels, with LintOptions.record_objects
-    demands: tuple[Demand, ...] = ()  # GPU demand of its workloads, placed (with --cluster)
+    demands: tuple[Demand, ...] = ()  # GPU demand of its workloads (with --cluster)
 
 
 def lint_bytes(raw: bytes, file: str, options: LintOptions) -> list[Finding]:
@@ -68,7 +68,7 @@ def lint_bytes(raw: bytes, file: str, options: LintOptions) -> list[Finding]:
         return result.findings
     from pmanifest.cluster_lint import input_findings
 
-    extra = input_findings(result.demands, options)
+    extra = input_findings(result.demands, options, lambda _: raw)
     return sorted(result.findings + extra, key=Finding.sort_key)
 
 
@@ -114,11 +114,11 @@ def _lint_document(doc: Document, rules: list[Rule], options: LintOptions,
     for obj, hits in checked:
         out.findings.extend(_findings(obj, hits, options))
     if options.cluster is not None:  # lint --cluster: the GPU demand of each workload
-        from pmanifest.cluster_lint import placed_demands, wants_demands
+        from pmanifest.cluster_lint import demands_of, wants_demands
 
         if wants_demands(options):
             for obj, _ in checked:
-                out.demands.extend(placed_demands(obj, options))
+                out.demands.extend(demands_of(obj, options))
 
 
 def _syntax_findings(file: str, problem: YamlProblem, options: LintOptions) -> list[Finding]:

@@ -24,7 +24,7 @@ from pmanifest.errors import ConfigError, InputError
 from pmanifest.lint import SEVERITY_RANK, LintOptions
 from pmanifest.parallel import Linted, default_jobs, lint_inputs
 from pmanifest.reporters import Summary, reporter
-from pmanifest.sources import Problem, check_paths, iter_inputs
+from pmanifest.sources import FileRef, Problem, Source, check_paths, iter_inputs
 
 
 @dataclass(frozen=True)
@@ -144,6 +144,7 @@ class _Run:
     checked: list[tuple[str, str]] = field(default_factory=list)  # (file, object), for JUnit
     demands: list[Demand] = field(default_factory=list)  # GPU demand (with --cluster)
     order: dict[str, int] = field(default_factory=dict)  # file -> its place in the input
+    stdin: dict[str, bytes] = field(default_factory=dict)  # what stdin held, by its name
 
     def add(self, linted: Linted | Problem) -> None:
         if isinstance(linted, Problem):
@@ -160,6 +161,15 @@ class _Run:
         self.objects += linted.result.objects
         self.checked.extend((linted.name, label) for label in linted.result.labels)
 
+    def read_again(self, name: str) -> bytes | None:
+        """A linted file's bytes once more (stdin's are kept), to locate late findings."""
+        if name in self.stdin:
+            return self.stdin[name]
+        try:
+            return FsPath(name).read_bytes()
+        except OSError:
+            return None
+
     @property
     def summary(self) -> Summary:
         return Summary.of(self.findings, self.files, self.objects, tuple(self.checked))
@@ -175,8 +185,8 @@ def _lint(request: LintRequest, config: Config) -> tuple[str, list[str], int]:
         check_writable(output.path)
     run = _Run(_other_inputs(request, config))
     refuse_inputs((o.path for o in request.outputs), run.read)
-    inputs = iter_inputs(request.paths, request.stdin_filename, config.exclude,
-                         config.base_dir)
+    inputs = _kept(iter_inputs(request.paths, request.stdin_filename, config.exclude,
+                               config.base_dir), run, options)
     jobs = request.jobs if request.jobs is not None else default_jobs()
     for linted in lint_inputs(inputs, options, jobs):
         run.add(linted)
@@ -209,11 +219,20 @@ def _reports(request: LintRequest, run: _Run) -> str:
     return stdout
 
 
+def _kept(items: Iterator[FileRef | Source | Problem], run: _Run,
+          options: LintOptions) -> Iterator[FileRef | Source | Problem]:
+    """The inputs, keeping what stdin held when --cluster may need to read it again."""
+    for item in items:
+        if options.cluster is not None and isinstance(item, Source):
+            run.stdin[item.name] = item.raw
+        yield item
+
+
 def _with_input_findings(run: _Run, options: LintOptions) -> list[Finding]:
     """The whole-input rules' findings, each in its file's place (files in input order)."""
     from pmanifest.cluster_lint import input_findings
 
-    extra = input_findings(run.demands, options)
+    extra = input_findings(run.demands, options, run.read_again)
     if not extra:
         return run.findings
     order = run.order
