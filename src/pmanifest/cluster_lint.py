@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
-from typing import Protocol
+from typing import Any, Protocol
 
 from pmanifest.capacity import capacity_of
 from pmanifest.cluster_request import ClusterRequest
@@ -78,16 +78,33 @@ def wants_demands(options: LintOptions) -> bool:
     return options.cluster is not None and bool(_rules("input", options))
 
 
-def demands_of(doc: Document, options: LintOptions) -> list[Demand]:
-    """The GPU demand of one Kubernetes object's workloads (no position is looked up)."""
+def demands_of(doc: Document, prefix: Path, options: LintOptions) -> list[Demand]:
+    """The GPU demand of one Kubernetes object's workloads (no position is looked up);
+    ``prefix`` is the object's path in its document (``object_prefixes``)."""
     demands = [d for w in workloads_of(doc, options.profile)
                if (d := demand_of(w)) is not None]
     if not demands:
         return []
-    where = Located(doc.file, doc.index, doc.positions.absolute(()),
+    where = Located(doc.file, doc.index, prefix,
                     ObjectRef(doc.kind, doc.name, doc.namespace),
                     frozenset(annotation_ignores(doc)))
     return [replace(d, ref=where) for d in demands]
+
+
+def object_prefixes(top: Any) -> dict[int, Path]:
+    """``id(data) -> path`` of every mapping a document holds as itself or as a (nested)
+    ``items`` entry: where the engine's objects sit in their document."""
+    found: dict[int, Path] = {}
+    stack: list[tuple[Any, Path]] = [(top, ())]
+    while stack:
+        data, path = stack.pop()
+        if not isinstance(data, dict):
+            continue
+        found.setdefault(id(data), path)
+        items = data.get("items")
+        if isinstance(items, list):
+            stack.extend((item, (*path, "items", i)) for i, item in enumerate(items))
+    return found
 
 
 def input_findings(demands: Iterable[Demand], options: LintOptions,

@@ -114,11 +114,12 @@ def _lint_document(doc: Document, rules: list[Rule], options: LintOptions,
     for obj, hits in checked:
         out.findings.extend(_findings(obj, hits, options))
     if options.cluster is not None:  # lint --cluster: the GPU demand of each workload
-        from pmanifest.cluster_lint import demands_of, wants_demands
+        from pmanifest.cluster_lint import demands_of, object_prefixes, wants_demands
 
         if wants_demands(options):
+            prefixes = object_prefixes(doc.data)
             for obj, _ in checked:
-                out.demands.extend(demands_of(obj, options))
+                out.demands.extend(demands_of(obj, prefixes.get(id(obj.data), ()), options))
 
 
 def _syntax_findings(file: str, problem: YamlProblem, options: LintOptions) -> list[Finding]:

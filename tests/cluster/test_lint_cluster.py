@@ -157,3 +157,17 @@ def test_capacity_findings_keep_the_input_order_of_files(runner: CliRunner) -> N
     code, out, _ = lint(runner, "k8s", "--cluster", "cluster.json")
     assert code == 1
     assert [line.split(":")[0] for line in out.splitlines()] == ["k8s/a.yaml", "k8s/b.yaml"]
+
+
+def test_stdin_and_list_items_are_located(runner: CliRunner) -> None:
+    """Findings are located after the run: stdin is read from what it held, a List item at
+    its own place."""
+    job = JOB.format(name="big", parallelism=1, gpus=16)
+    listing = "apiVersion: v1\nkind: List\nitems:\n" + "".join(
+        ("  - " if i == 0 else "    ") + line + "\n" for i, line in enumerate(job.splitlines()))
+    result = runner.invoke(main, ["lint", "--select", "PM510", "-", "--stdin-filename",
+                                  "list.yaml", "--cluster", "cluster.json"], input=listing)
+    assert result.exit_code == 1
+    assert result.stdout == ("list.yaml:25:52: error PM510[pod-larger-than-node] Job ml/big: a "
+                             "pod asks for 16 GPUs but a H100_SXM node has 8: it can never be "
+                             "scheduled\n")
