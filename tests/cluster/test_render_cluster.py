@@ -31,6 +31,7 @@ WORKER = """\
     command: [python, train.py]
     gpus: 8
     parallelism: {parallelism}
+    checkpoint: {{command: [python, ckpt.py], trigger: sigterm}}
 """
 
 
@@ -66,14 +67,28 @@ def test_standard_pods_that_do_not_fit_are_refused(runner: CliRunner) -> None:
 
 
 def test_a_rollout_without_room_is_refused(runner: CliRunner) -> None:
-    code, out, err = render(runner, SERVING.format(gpus=8, replicas=2))
+    spec = SERVING.format(gpus=8, replicas=2) + "    strategy: {maxSurge: 1, maxUnavailable: 0}\n"
+    code, out, err = render(runner, spec)
     assert (code, out) == (2, "")
     assert err == (
-        "spec.yaml:8:15: workload chat: a rolling update adds 1 pod of 8 GPUs (maxSurge) before "
+        "spec.yaml:9:15: workload chat: a rolling update adds 1 pod of 8 GPUs (maxSurge) before "
         "it removes any (maxUnavailable 0), and they do not fit beside the other standard pods "
         "on the 16 standard GPUs (2 nodes of 8) of cluster.json: the rollout cannot progress; "
-        "raise num_gpus in the cluster request, or run 4 or more replicas (then a rollout takes "
-        "one down first)\n")
+        "raise num_gpus in the cluster request, or let the rollout take a replica down first "
+        "(strategy: {maxSurge: 0, maxUnavailable: 1}, the default from 2 replicas)\n")
+
+
+def test_one_replica_surges_by_default_and_needs_room(runner: CliRunner) -> None:
+    Path("cluster.json").write_text(json.dumps({**CREATE, "num_gpus": 8}))
+    code, out, err = render(runner, SERVING.format(gpus=8, replicas=1))
+    assert (code, out) == (2, "")
+    assert err.startswith("spec.yaml:8:15: workload chat: a rolling update adds 1 pod of 8 GPUs")
+    assert render(runner, SERVING.format(gpus=8, replicas=2))[0] == 2  # 16 > 8 standard GPUs
+
+
+def test_the_default_rollout_of_two_replicas_needs_no_room(runner: CliRunner) -> None:
+    code, _, err = render(runner, SERVING.format(gpus=8, replicas=2))
+    assert (code, err) == (0, "")
 
 
 def test_a_pod_larger_than_a_node_is_refused(runner: CliRunner) -> None:
@@ -89,9 +104,9 @@ def test_preemptible_shortfall_is_a_warning(runner: CliRunner) -> None:
     assert code == 0
     assert "kind: Job" in out
     assert err == (
-        "spec.yaml:14:18: warning: workload train: the pods pinned to preemptible nodes need 24 "
-        "GPUs (3 x 8 GPUs a pod) at once, and cluster.json has a preemptible target of 16 GPUs "
-        "(2 nodes of 8): some stay Pending\n")
+        "spec.yaml:14:18: warning: PM513[preemptible-demand-over-target] workload train: the "
+        "pods pinned to preemptible nodes need 24 GPUs (3 x 8 GPUs a pod) at once, and "
+        "cluster.json has a preemptible target of 16 GPUs (2 nodes of 8): some stay Pending\n")
 
 
 def test_a_read_warns_about_what_is_allocated(runner: CliRunner) -> None:
@@ -102,9 +117,10 @@ def test_a_read_warns_about_what_is_allocated(runner: CliRunner) -> None:
                           .format(parallelism=2))
     assert code == 0
     assert err == (
-        "spec.yaml:8:18: warning: workload train: the pods pinned to preemptible nodes need 16 "
-        "GPUs (2 x 8 GPUs a pod) at once; the target holds them, but cluster.json has 8 "
-        "allocated now: some stay Pending until capacity frees up\n")
+        "spec.yaml:8:18: warning: PM514[preemptible-demand-over-allocation] workload train: the "
+        "pods pinned to preemptible nodes need 16 GPUs (2 x 8 GPUs a pod) at once; the target "
+        "holds them, but cluster.json has 8 allocated now: some stay Pending until capacity "
+        "frees up\n")
 
 
 def test_a_saved_command_line(runner: CliRunner) -> None:

@@ -17,6 +17,9 @@ from pmanifest.capacity import (
 )
 from pmanifest.rules import InputContext, InputHit, rule
 
+RULES = {POD_TOO_LARGE: "PM510", STANDARD_SHORT: "PM511", ROLLOUT: "PM512",
+         TARGET_SHORT: "PM513", ALLOCATED_SHORT: "PM514"}  # the rule of each shortfall
+
 
 def _of_kind(ctx: InputContext, kind: str, at: str = "pods") -> Iterator[InputHit]:
     for shortfall in ctx.shortfalls:
