@@ -24,13 +24,14 @@ Pods that may run on either kind of node are counted in neither pool.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pmanifest.cluster_request import READ, ClusterRequest
 from pmanifest.demand import PREEMPTIBLE, STANDARD, Demand
 from pmanifest.gpu_nodes import gpus_per_node
-from pmanifest.packing import fits
+from pmanifest.packing import fits_counts
 
 POD_TOO_LARGE, STANDARD_SHORT, ROLLOUT = "pod-too-large", "standard", "rollout"
 TARGET_SHORT, ALLOCATED_SHORT = "preemptible-target", "preemptible-allocated"
@@ -89,10 +90,13 @@ def shortfalls(demands: Sequence[Demand], capacity: Capacity) -> list[Shortfall]
 
 def _fits(demands: Sequence[Demand], gpus: int, capacity: Capacity, extra: int = 0,
           extra_gpus: int = 0) -> bool:
-    pods = [d.gpus for d in demands for _ in range(d.pods)] + [extra_gpus] * extra
+    pods: Counter[int] = Counter()
+    for d in demands:
+        pods[d.gpus] += d.pods
+    pods[extra_gpus] += extra
     nodes, partial = divmod(gpus, capacity.per_node)
     # undecided (beyond the search budget) counts as fitting: no finding without proof
-    return fits(pods, nodes, capacity.per_node, partial) is not False
+    return fits_counts(pods, nodes, capacity.per_node, partial) is not False
 
 
 def _standard(demands: list[Demand], capacity: Capacity, gpus: int) -> list[Shortfall]:

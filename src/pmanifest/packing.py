@@ -14,14 +14,38 @@ from __future__ import annotations
 import functools
 import math
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 BUDGET = 200_000  # memoised states before giving up (a few hundred ms at most)
+EXPAND_LIMIT = 5_000  # pods packed one by one; beyond, only the bounds decide
 Counts = tuple[int, ...]  # Counts[i]: pods of i + 1 GPUs
 
 
 class _Exhausted(Exception):
     pass
+
+
+def fits_counts(pods: Mapping[int, int], nodes: int, per_node: int,
+                partial: int = 0) -> bool | None:
+    """``fits`` for ``{GPUs a pod: number of pods}``, whatever the numbers (a Deployment of
+    a billion replicas, a cluster of 2**70 GPUs): bounds first, pod by pod only when few."""
+    counts = {size: n for size, n in pods.items() if size > 0 and n > 0}
+    if any(size > per_node for size in counts):
+        return False
+    total = sum(size * n for size, n in counts.items())
+    if total > nodes * per_node + partial:
+        return False
+    if sum(counts.values()) <= nodes:
+        return True  # a node each
+    if sum(-(-n // (per_node // size)) for size, n in counts.items()) <= nodes:
+        return True  # even packing each size apart fits
+    big = sum(n for size, n in counts.items() if size * 2 > per_node)
+    if big > nodes + (1 if partial else 0):
+        return False  # no two of these share a node
+    if sum(counts.values()) > EXPAND_LIMIT:
+        return None
+    return fits([size for size, n in counts.items() for _ in range(n)], nodes, per_node,
+                partial)
 
 
 def fits(pods: Iterable[int], nodes: int, per_node: int, partial: int = 0) -> bool | None:
@@ -32,6 +56,7 @@ def fits(pods: Iterable[int], nodes: int, per_node: int, partial: int = 0) -> bo
         return False
     if sum(sizes) > nodes * per_node + partial:
         return False
+    nodes = min(nodes, len(sizes))  # more nodes than pods help no one
     if _first_fit(sizes, [per_node] * nodes + ([partial] if partial else [])):
         return True
     counts = _counts(sizes, per_node)

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from pmanifest.cli import main
 
@@ -146,3 +148,48 @@ def test_a_report_never_replaces_an_input(runner: CliRunner, tmp_path: Path) -> 
     assert err == ("c.json: --output is one of the inputs: writing there would destroy it; "
                    "choose another path\n")
     assert (tmp_path / "c.json").read_text() == '{"num_gpus": 8}'
+
+
+_FIELDS = st.sampled_from(["name", "cluster_type", "num_gpus", "num_preemptible_gpus",
+                           "project_id", "desired_preemptible_gpus",
+                           "allocated_preemptible_gpus", "cluster_id", "gpu_type", "kind"])
+_VALUES = (st.none() | st.booleans() | st.integers(min_value=-2**70, max_value=2**70)
+           | st.floats(allow_nan=False) | st.text(max_size=8)
+           | st.sampled_from(["SLURM", "slurm", "KUBERNETES", "H100_SXM", "8", "-8"])
+           | st.lists(st.integers(), max_size=2))
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.dictionaries(_FIELDS, _VALUES, max_size=8),
+       st.sampled_from([None, "create", "update", "read"]))
+def test_any_request_body_gives_findings_or_one_line(body: dict[str, object],
+                                                     kind: str | None) -> None:
+    args = ["cluster", "check", "-", "--format", "json"] + (["--as", kind] if kind else [])
+    result = CliRunner().invoke(main, args, input=json.dumps(body))
+    assert result.exception is None or isinstance(result.exception, SystemExit), (
+        f"{type(result.exception).__name__}: {result.exception}")
+    if result.exit_code in (0, 1):
+        json.loads(result.stdout)
+    else:
+        assert result.exit_code == 2, result.stderr
+        assert result.stdout == "" and result.stderr.count("\n") == 1
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.dictionaries(_FIELDS, _VALUES, max_size=8), st.integers(0, 20), st.integers(0, 20))
+def test_any_cluster_against_a_workload_never_crashes(
+    body: dict[str, object], gpus: int, replicas: int
+) -> None:
+    runner = CliRunner()
+    with runner.isolated_filesystem():
+        Path("cluster.json").write_text(json.dumps(body))
+        Path("m.yaml").write_text(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: a}\nspec:\n"
+            f"  replicas: {replicas}\n  selector: {{matchLabels: {{a: b}}}}\n  template:\n"
+            "    metadata: {labels: {a: b}}\n    spec:\n      nodeName: gpu-dp-1\n"
+            "      containers:\n        - name: c\n          image: x\n"
+            f"          resources: {{limits: {{nvidia.com/gpu: {gpus}}}}}\n")
+        result = runner.invoke(main, ["lint", "m.yaml", "--cluster", "cluster.json"])
+    assert result.exception is None or isinstance(result.exception, SystemExit), (
+        f"{type(result.exception).__name__}: {result.exception}")
+    assert result.exit_code in (0, 1, 2), result.stderr

@@ -88,3 +88,25 @@ def test_out_of_budget_is_undecided_not_wrong(monkeypatch: pytest.MonkeyPatch) -
     assert packing.fits(hard, 5, 8) is False  # the bound still settles this one
     monkeypatch.setattr(packing, "BUDGET", 200_000)
     assert packing.min_nodes(hard, 8) == 6
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.integers(min_value=1, max_value=8), st.integers(0, 6), max_size=4),
+       st.integers(min_value=0, max_value=6), st.integers(min_value=0, max_value=7))
+def test_counts_agree_with_pods_one_by_one(counts: dict[int, int], nodes: int,
+                                           partial: int) -> None:
+    from pmanifest.packing import fits_counts
+
+    pods = [size for size, n in counts.items() for _ in range(n)]
+    assert fits_counts(counts, nodes, 8, partial) == fits(pods, nodes, 8, partial)
+
+
+def test_counts_of_any_size_are_decided_by_bounds() -> None:
+    from pmanifest.packing import fits_counts
+
+    assert fits_counts({4: 10**9}, 2**70, 8) is True  # a node each
+    assert fits_counts({4: 10**9}, 2, 8) is False  # more GPUs than the nodes hold
+    assert fits_counts({3: 10**6, 2: 10**6}, 10**6, 8) is True  # each size apart: 1/2 + 1/4
+    assert fits_counts({5: 10**6}, 10**6 - 1, 8) is False  # no two share a node
+    # 3+3+2 on every node would fit exactly, but 30,000 pods are too many to pack one by one
+    assert fits_counts({3: 20_000, 2: 10_000}, 10_000, 8) is None
