@@ -171,3 +171,11 @@ def test_stdin_and_list_items_are_located(runner: CliRunner) -> None:
     assert result.stdout == ("list.yaml:25:52: error PM510[pod-larger-than-node] Job ml/big: a "
                              "pod asks for 16 GPUs but a H100_SXM node has 8: it can never be "
                              "scheduled\n")
+
+
+def test_numbers_of_any_size(runner: CliRunner) -> None:
+    write("a.yaml", SERVING.format(name="chat", replicas=1_000_000_000, gpus=4))
+    code, out, _ = lint(runner, "a.yaml", "--cluster", "cluster.json")
+    assert (code, out.split(" ")[:2]) == (1, ["a.yaml:5:13:", "error"])
+    Path("huge.json").write_text(json.dumps({**CLUSTER, "num_gpus": 2**70}))
+    assert lint(runner, "a.yaml", "--cluster", "huge.json") == (0, "", "")
