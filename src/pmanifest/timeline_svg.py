@@ -141,7 +141,11 @@ def _legend(y: int) -> list[str]:
              (SCALED_DOWN, _COLOURS[SCALED_DOWN]), ("other reason", _OTHER)]
     parts, x = ['<g class="legend">'], 16.0
     for name, colour in items:
-        parts.append(f'<circle cx="{x + 5:.1f}" cy="{y - 4}" r="5" fill="{colour}"/>')
+        if name == PREEMPTED:  # the same triangle as the markers
+            parts.append(f'<path d="M {x - 1:.1f} {y - 11} L {x + 11:.1f} {y - 11} '
+                         f'L {x + 5:.1f} {y + 1} Z" fill="{colour}"/>')
+        else:
+            parts.append(f'<circle cx="{x + 5:.1f}" cy="{y - 4}" r="5" fill="{colour}"/>')
         parts.append(f'<text x="{x + 14:.1f}" y="{y}">{name}</text>')
         x += 14 + len(name) * CHAR + 24
     parts.append(f'<rect x="{x:.1f}" y="{y - 7}" width="24" height="6" fill="#c6dbef"/>')
