@@ -18,6 +18,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from pmanifest.cluster_request import ClusterRequest
 from pmanifest.errors import ConfigError, InputError, SpecError
 from pmanifest.loader import YamlProblem
 from pmanifest.profile import Profile, get_profile
@@ -49,6 +50,7 @@ class RenderOptions:
     templates_dir: str | None = None
     output: str = "yaml"  # yaml | json
     profile: str | None = None  # provider profile; overrides cluster.profile
+    cluster: ClusterRequest | None = None  # --cluster: the workloads must fit its capacity
 
 
 @dataclass(frozen=True)
@@ -79,8 +81,13 @@ def render_spec(text: str, file: str, options: RenderOptions | None = None,
     check_runtime_support(spec, version)
     env = _environment(options.templates_dir)
     objects = render_objects(spec, version, env, profile)
+    fit: tuple[str, ...] = ()
+    if options.cluster is not None:  # refuses what cannot fit; preemptible shortfalls warn
+        from pmanifest.render_capacity import check_fit
+
+        fit = check_fit(spec, objects, options.cluster, profile)
     as_yaml = dump_yaml(objects)
-    warnings = lint_warnings(as_yaml, spec, version, profile) if warn else ()
+    warnings = (*lint_warnings(as_yaml, spec, version, profile), *fit) if warn else ()
     if options.output == "json":
         listing = {"apiVersion": "v1", "kind": "List", "items": objects}
         return Rendered(json.dumps(listing, indent=2, ensure_ascii=False) + "\n", warnings)
