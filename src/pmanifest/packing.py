@@ -30,10 +30,20 @@ def fits_counts(pods: Mapping[int, int], nodes: int, per_node: int,
     """``fits`` for ``{GPUs a pod: number of pods}``, whatever the numbers (a Deployment of
     a billion replicas, a cluster of 2**70 GPUs): bounds first, pod by pod only when few."""
     counts = {size: n for size, n in pods.items() if size > 0 and n > 0}
+    bound = _bounds(counts, nodes, per_node, partial)
+    if bound is not None:
+        return bound
+    if sum(counts.values()) > EXPAND_LIMIT:
+        return None
+    return fits([size for size, n in counts.items() for _ in range(n)], nodes, per_node,
+                partial)
+
+
+def _bounds(counts: dict[int, int], nodes: int, per_node: int, partial: int) -> bool | None:
+    """What the cheap bounds settle (None: they do not)."""
     if any(size > per_node for size in counts):
         return False
-    total = sum(size * n for size, n in counts.items())
-    if total > nodes * per_node + partial:
+    if sum(size * n for size, n in counts.items()) > nodes * per_node + partial:
         return False
     if sum(counts.values()) <= nodes:
         return True  # a node each
@@ -42,10 +52,7 @@ def fits_counts(pods: Mapping[int, int], nodes: int, per_node: int,
     big = sum(n for size, n in counts.items() if size * 2 > per_node)
     if big > nodes + (1 if partial else 0):
         return False  # no two of these share a node
-    if sum(counts.values()) > EXPAND_LIMIT:
-        return None
-    return fits([size for size, n in counts.items() for _ in range(n)], nodes, per_node,
-                partial)
+    return None
 
 
 def fits(pods: Iterable[int], nodes: int, per_node: int, partial: int = 0) -> bool | None:
