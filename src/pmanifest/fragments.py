@@ -3,7 +3,7 @@
 Kustomize merges strategic-merge patches (``apiVersion``, ``kind``, ``metadata.name`` and only
 the fields to change) into a base. Linted as whole objects they report missing selectors and
 templates the base has, and placement the base may already fix, so the engine does not lint
-them: it reports one PM006 info finding per fragment instead, saying why and what to lint.
+them: it reports one PM007 info finding per fragment instead, saying why and what to lint.
 The signals, each sufficient:
 
 - the file is named by a kustomization as a patch (:mod:`pmanifest.kustomize` finds that);

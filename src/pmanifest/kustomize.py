@@ -3,7 +3,7 @@
 A file that a kustomization names under ``patches``, ``patchesStrategicMerge`` or
 ``patchesJson6902`` is a fragment of an object, merged into a base by ``kubectl kustomize``:
 linted as a whole object it reports missing selectors and templates that the base has, and
-placement the base may already fix. The lint engine skips such files (one PM006 info finding
+placement the base may already fix. The lint engine skips such files (one PM007 info finding
 per object says so, and where the kustomization is); what kustomize builds is linted instead.
 
 The kustomizations looked at: those among the inputs (a directory walk finds them), and those

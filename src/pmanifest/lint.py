@@ -6,13 +6,14 @@ rules see the object, workload rules each of its pod templates (with its role an
 Rules name paths, never positions: positions of a document's findings are looked up in one
 batch after its rules ran, so a document with many findings is parsed again once, not once per
 finding. Suppressions (annotations, inline comments) are applied here so no rule knows them;
-one that suppresses nothing is reported (PM005). Patch fragments are not linted (PM006).
+one that suppresses nothing is reported (PM005). Patch fragments are not linted (PM007).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from pmanifest.document import Document, Finding, ObjectRef, Pos, dotted
 from pmanifest.fragments import fragment
@@ -29,9 +30,13 @@ from pmanifest.suppress import (
 )
 from pmanifest.workloads import workloads_of
 
+if TYPE_CHECKING:
+    from pmanifest.cluster_request import ClusterRequest
+    from pmanifest.demand import Demand
+
 SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
 SUPPRESSION_RULE = "PM005"  # a suppression that suppresses nothing
-FRAGMENT_RULE = "PM006"  # a patch fragment, not linted
+FRAGMENT_RULE = "PM007"  # a patch fragment, not linted
 # a file that does not parse is never silently passed, nor a patch fragment silently skipped
 # (also with --select)
 ALWAYS = ("PM001", FRAGMENT_RULE)
@@ -44,6 +49,7 @@ class LintOptions:
     severities: dict[str, str] = field(default_factory=dict)  # rule id -> severity or "off"
     record_objects: bool = False  # keep the label of every object (JUnit lists them all)
     select: frozenset[str] | None = None  # run only these rule ids (None: every rule)
+    cluster: ClusterRequest | None = None  # --cluster: whole-input capacity rules run
     inline_suppressions: bool = True  # honour ignore comments and annotations (config)
 
     @property
@@ -64,12 +70,31 @@ class FileResult:
     findings: list[Finding]
     objects: int  # Kubernetes objects seen
     labels: tuple[str, ...] = ()  # their labels, with LintOptions.record_objects
-    fragments: int = 0  # patch fragments seen and not linted (PM006)
+    demands: tuple[Demand, ...] = ()  # GPU demand of its workloads (with --cluster)
+    fragments: int = 0  # patch fragments seen and not linted (PM007)
 
 
 def lint_bytes(raw: bytes, file: str, options: LintOptions) -> list[Finding]:
-    """All findings for one file, sorted by position."""
-    return lint_file(raw, file, options).findings
+    """All findings for one file, sorted by position (whole-input rules included, the file
+    being the whole input)."""
+    result = lint_file(raw, file, options)
+    if not result.demands:
+        return result.findings
+    from pmanifest.cluster_lint import input_findings
+
+    extra = input_findings(result.demands, options, lambda _: raw)
+    return sorted(result.findings + extra, key=Finding.sort_key)
+
+
+@dataclass
+class _Collected:
+    """What one file's documents add up to."""
+
+    findings: list[Finding] = field(default_factory=list)
+    objects: int = 0
+    labels: list[str] = field(default_factory=list)
+    demands: list[Demand] = field(default_factory=list)
+    fragments: int = 0
 
 
 def lint_file(raw: bytes, file: str, options: LintOptions,
@@ -80,49 +105,45 @@ def lint_file(raw: bytes, file: str, options: LintOptions,
         text = decode(raw)
     except YamlProblem as problem:
         return FileResult(_syntax_findings(file, problem, options), 0)
-    run = _FileRun(file, tuple(text.split("\n")), options, patch_of)
+    lines = tuple(text.split("\n"))
+    rules = [r for r in registry().values() if r.check is not None
+             and r.applies in ("workload", "object") and options.enabled(r.meta.id)]
+    out = _Collected()
     for item in load_documents(text):
         if isinstance(item, Broken):
-            run.findings.extend(_syntax_findings(file, item.problem, options))
-        else:
-            run.document(Document(file, item.index, item.data, item.positions, run.lines))
+            out.findings.extend(_syntax_findings(file, item.problem, options))
+            continue
+        _lint_document(Document(file, item.index, item.data, item.positions, lines), rules,
+                       options, out, patch_of)
     if SUPPRESSION_MARK in text and options.enabled(SUPPRESSION_RULE):
-        run.findings.extend(_comment_findings(file, run.lines, options))
-    return FileResult(sorted(run.findings, key=Finding.sort_key), run.objects,
-                      tuple(run.labels), run.fragments)
+        out.findings.extend(_comment_findings(file, lines, options))
+    return FileResult(sorted(out.findings, key=Finding.sort_key), out.objects,
+                      tuple(out.labels), tuple(out.demands), out.fragments)
 
 
-@dataclass
-class _FileRun:
-    """What one file's documents add up to, document by document."""
+def _lint_document(doc: Document, rules: list[Rule], options: LintOptions,
+                   out: _Collected, patch_of: str | None) -> None:
+    linted = [(obj, *_object_hits(obj, rules, options, patch_of)) for obj in _objects(doc)]
+    checked = [(obj, hits) for obj, hits, _ in linted]
+    out.objects += sum(1 for _, _, whole in linted if whole)
+    out.fragments += sum(1 for _, _, whole in linted if not whole)
+    if options.record_objects:
+        out.labels.extend(ObjectRef(o.kind, o.name, o.namespace).label() for o, _ in checked)
+    # every finding of the document (List items included) is located in one pass
+    doc.positions.prefetch(obj.positions.absolute(path)
+                           for obj, hits in checked for _, hit in hits
+                           for path in _paths(hit))
+    for obj, hits in checked:
+        out.findings.extend(_findings(obj, hits, options))
+    if options.cluster is not None:  # lint --cluster: the GPU demand of each workload
+        from pmanifest.cluster_lint import demands_of, object_prefixes, wants_demands
 
-    file: str
-    lines: tuple[str, ...]
-    options: LintOptions
-    patch_of: str | None
-    findings: list[Finding] = field(default_factory=list)
-    objects: int = 0
-    fragments: int = 0
-    labels: list[str] = field(default_factory=list)
-
-    def __post_init__(self) -> None:
-        self.rules = [r for r in registry().values()
-                      if r.check is not None and self.options.enabled(r.meta.id)]
-
-    def document(self, doc: Document) -> None:
-        linted = [(obj, *_object_hits(obj, self.rules, self.options, self.patch_of))
-                  for obj in _objects(doc)]
-        self.objects += sum(1 for _, _, whole in linted if whole)
-        self.fragments += sum(1 for _, _, whole in linted if not whole)
-        if self.options.record_objects:
-            self.labels.extend(ObjectRef(o.kind, o.name, o.namespace).label()
-                               for o, _, _ in linted)
-        # every finding of the document (List items included) is located in one pass
-        doc.positions.prefetch(obj.positions.absolute(path)
-                               for obj, hits, _ in linted for _, hit in hits
-                               for path in _paths(hit))
-        for obj, hits, _ in linted:
-            self.findings.extend(_findings(obj, hits, self.options))
+        if wants_demands(options):
+            prefixes = object_prefixes(doc.data)
+            for obj, _, whole in linted:
+                if whole:
+                    out.demands.extend(demands_of(obj, prefixes.get(id(obj.data), ()),
+                                                  options))
 
 
 def _comment_findings(file: str, lines: tuple[str, ...], options: LintOptions) -> list[Finding]:
@@ -161,7 +182,7 @@ def _objects(doc: Document) -> Iterator[Document]:
 def _object_hits(doc: Document, rules: list[Rule], options: LintOptions,
                  patch_of: str | None) -> tuple[list[tuple[Rule, Hit]], bool]:
     """What the rules report about one object, and whether it is a whole object: a patch
-    fragment is not linted, PM006 says so instead."""
+    fragment is not linted, PM007 says so instead."""
     found = fragment(doc, patch_of)
     if found is None:
         hits = _hits(doc, rules, options)

@@ -17,7 +17,9 @@ from pathlib import Path as FsPath
 from typing import TextIO
 
 from pmanifest.atomic import STDOUT, Identity, check_writable, identity, refuse_inputs, write_files
+from pmanifest.cluster_request import ClusterRequest
 from pmanifest.config import Config, find_config, load_config, resolve_rule
+from pmanifest.demand import Demand
 from pmanifest.document import Finding
 from pmanifest.errors import ConfigError, InputError
 from pmanifest.kustomize import mark_patches
@@ -52,6 +54,7 @@ class LintRequest:
     jobs: int | None = None  # None: one per CPU (bounded)
     policies: tuple[str, ...] = ()  # user policy directories (--policies)
     select: tuple[str, ...] = ()  # --select: only these rules (ids or slugs)
+    cluster: str | None = None  # --cluster FILE: whole-input capacity rules against it
     allow_empty: bool = False  # --allow-empty: finding no Kubernetes object is not an error
     force_exclude: bool = True  # the config's `exclude:` applies to named paths too
     progress: TextIO | None = None  # a terminal's stderr to draw a progress bar on
@@ -115,7 +118,17 @@ def options_for(request: LintRequest, config: Config) -> LintOptions:
         severities["PM002"] = "off"
     select = frozenset(resolve_rule(name) for name in request.select) or None
     return LintOptions(version, profile, severities, select=select,
+                       cluster=_cluster(request.cluster),
                        inline_suppressions=config.inline_suppressions)
+
+
+def _cluster(path: str | None) -> ClusterRequest | None:
+    """The cluster request of --cluster, read before any manifest (None without it)."""
+    if path is None:
+        return None
+    from pmanifest.cluster_request import read_request
+
+    return read_request(path)
 
 
 def run_lint(request: LintRequest) -> LintResult:
@@ -149,6 +162,9 @@ class _Run:
     fragments: int = 0
     rules: int = 0  # rules the run applied
     checked: list[tuple[str, str]] = field(default_factory=list)  # (file, object), for JUnit
+    demands: list[Demand] = field(default_factory=list)  # GPU demand (with --cluster)
+    order: dict[str, int] = field(default_factory=dict)  # file -> its place in the input
+    stdin: dict[str, bytes] = field(default_factory=dict)  # what stdin held, by its name
 
     def add(self, linted: Linted | Problem) -> None:
         if isinstance(linted, Problem):
@@ -157,12 +173,23 @@ class _Run:
             self.messages.append(f"{linted.name}: warning: {linted.message}")
             return
         self.files += 1
+        self.order.setdefault(linted.name, len(self.order))
         if linted.identity is not None:
             self.read.setdefault(linted.identity, linted.name)
         self.findings.extend(linted.result.findings)
+        self.demands.extend(linted.result.demands)
         self.objects += linted.result.objects
         self.fragments += linted.result.fragments
         self.checked.extend((linted.name, label) for label in linted.result.labels)
+
+    def read_again(self, name: str) -> bytes | None:
+        """A linted file's bytes once more (stdin's are kept), to locate late findings."""
+        if name in self.stdin:
+            return self.stdin[name]
+        try:
+            return FsPath(name).read_bytes()
+        except OSError:
+            return None
 
     @property
     def summary(self) -> Summary:
@@ -182,8 +209,11 @@ def _lint(request: LintRequest, config: Config) -> LintResult:
     run.rules = sum(1 for rule_id in registry() if options.enabled(rule_id))
     refuse_inputs((o.path for o in request.outputs), run.read)
     exclude = Exclude(config.exclude, config.base_dir, request.force_exclude)
-    inputs = mark_patches(list(iter_inputs(request.paths, request.stdin_filename, exclude)))
+    inputs = mark_patches(list(_kept(iter_inputs(request.paths, request.stdin_filename,
+                                                 exclude), run, options)))
     _lint_inputs(inputs, options, request, run)
+    if run.demands:
+        run.findings = _with_input_findings(run, options)
     threshold = SEVERITY_RANK[fail_on]
     failed = any(SEVERITY_RANK[f.severity] >= threshold for f in run.findings)
     if run.objects == 0 and not failed and not request.allow_empty:
@@ -231,12 +261,35 @@ def _reports(request: LintRequest, run: _Run) -> str:
     return stdout
 
 
+def _kept(items: Iterator[FileRef | Source | Problem], run: _Run,
+          options: LintOptions) -> Iterator[FileRef | Source | Problem]:
+    """The inputs, keeping what stdin held when --cluster may need to read it again."""
+    for item in items:
+        if options.cluster is not None and isinstance(item, Source):
+            run.stdin[item.name] = item.raw
+        yield item
+
+
+def _with_input_findings(run: _Run, options: LintOptions) -> list[Finding]:
+    """The whole-input rules' findings, each in its file's place (files in input order)."""
+    from pmanifest.cluster_lint import input_findings
+
+    extra = input_findings(run.demands, options, run.read_again)
+    if not extra:
+        return run.findings
+    order = run.order
+    return sorted(run.findings + extra, key=lambda f: (order.get(f.file, len(order)),
+                                                       *f.sort_key()[1:]))
+
+
 def _other_inputs(request: LintRequest, config: Config) -> dict[Identity, str]:
     """The files a lint run reads besides the manifests: named paths, the config file and the
     policy files (identity -> name as given)."""
     from pmanifest.policy import policy_files
 
     names = [p for p in request.paths if p != "-"]
+    if request.cluster is not None and request.cluster != "-":
+        names.append(request.cluster)
     if config.source is not None:
         names.append(config.source)
     names.extend(p.source for p in config.policies)

@@ -27,7 +27,7 @@ def empty_run(named: list[str], files: int, fragments: int, excluded: int) -> st
     if files:
         found = f"{_plural(files, 'file')} read, no object with apiVersion and kind in it"
         if fragments:
-            found += f" but {_plural(fragments, 'patch fragment')} (PM006)"
+            found += f" but {_plural(fragments, 'patch fragment')} (PM007)"
     elif excluded:
         found = f"{_plural(excluded, 'named path')} excluded by the config's exclude:"
     else:

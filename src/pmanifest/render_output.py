@@ -3,12 +3,33 @@
 from __future__ import annotations
 
 import difflib
-import sys
 
-from pmanifest.atomic import STDOUT, check_writable, identity, refuse_inputs, write_files
+import click
+
+from pmanifest.atomic import (
+    STDOUT,
+    check_writable,
+    identity,
+    refuse_inputs,
+    write_bytes,
+    write_files,
+)
 from pmanifest.errors import InputError
 
 FORMATS = ("yaml", "json")
+
+
+def output_format(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """``-o yaml|json`` exactly, as kubectl's: ``JSON``, ``yml`` or a file name is a usage
+    error (exit 2) that says where a file goes, never a file named ``JSON``."""
+    if value is not None and value not in FORMATS:
+        raise click.BadParameter(f"{value!r} is not an output format: use yaml or json (a "
+                                 "file goes to -O/--output-file FILE)", ctx, param)
+    return value
+
+
+def complete_format(ctx: click.Context, param: click.Parameter, text: str) -> list[str]:
+    return [f for f in FORMATS if f.startswith(text)]
 
 
 def destination(
@@ -30,18 +51,20 @@ def destination(
 
 def write_output(rendered: str, target: str) -> None:
     if target == STDOUT:
-        sys.stdout.buffer.write(rendered.encode("utf-8"))
-        sys.stdout.flush()
+        write_bytes(rendered.encode("utf-8"))
     else:
         write_files({target: rendered}, "rendered manifests")
 
 
 def check_drift(rendered: str, committed_path: str) -> str:
     """A unified diff from the committed file to today's render ("" when identical)."""
+    from pmanifest.sources import Unreadable, read_limited
+
     try:
-        with open(committed_path, "rb") as handle:
-            raw = handle.read()
-    except OSError as exc:
+        raw, _ = read_limited(committed_path)
+    except Unreadable as exc:
+        raise InputError(f"cannot read the rendered file: {exc.reason}", committed_path) from None
+    except OSError as exc:  # a directory
         raise InputError(f"cannot read the rendered file: {exc.strerror or exc}",
                          committed_path) from None
     committed = raw.decode("utf-8", errors="replace").replace("\r\n", "\n")

@@ -5,7 +5,7 @@ exit code, stdout and stderr.
 - every run ends with a one-line summary on stderr (files, objects, rules), after the findings;
 - the config's `exclude:` applies to files named on the command line (--no-force-exclude: not);
 - a suppression that suppresses nothing is a PM005 warning; `inlineSuppressions: false`;
-- kustomize patch fragments are reported once (PM006) and not linted;
+- kustomize patch fragments are reported once (PM007) and not linted;
 - --color always colours piped output.
 
 The terminal behaviours (order of findings and summary, the progress bar) run a real process on
@@ -221,7 +221,7 @@ def test_a_patch_named_by_a_kustomization_is_skipped_and_said_so(runner: CliRunn
     write(tmp_path / "app" / "patches" / "grace.yaml",
           "apiVersion: batch/v1\nkind: Job\nmetadata: {name: train}\nspec:\n  template:\n"
           "    spec:\n      terminationGracePeriodSeconds: 900\n")
-    fragment = ("app/patches/grace.yaml:1:1: info PM006[patch-fragment-skipped] Job 'train' is "
+    fragment = ("app/patches/grace.yaml:1:1: info PM007[patch-fragment-skipped] Job 'train' is "
                 "a patch named by app/kustomization.yaml: a fragment of an object, not linted "
                 "on its own; lint what kustomize builds instead (`kubectl kustomize app | "
                 "pmanifest lint -`)\n")
@@ -231,7 +231,7 @@ def test_a_patch_named_by_a_kustomization_is_skipped_and_said_so(runner: CliRunn
     # was checked, so the gate does not pass silently
     assert run(runner, "app/patches/grace.yaml") == (2, "", (
         "pmanifest: no Kubernetes object found in app/patches/grace.yaml (1 file read, no "
-        "object with apiVersion and kind in it but 1 patch fragment (PM006))" + EMPTY_TAIL))
+        "object with apiVersion and kind in it but 1 patch fragment (PM007))" + EMPTY_TAIL))
 
 
 # --- colour ---------------------------------------------------------------------------------
@@ -264,7 +264,7 @@ def test_commented_out_patch_entries_of_a_scaffold_still_name_patches(
                                       "1 object, 1 patch fragment skipped"))
     assert out.splitlines() == [
         f"crd/bases/more.yaml:12:7: {GRACE_FINDING}",
-        "crd/patches/cainjection_in_jobs.yaml:1:1: info PM006[patch-fragment-skipped] "
+        "crd/patches/cainjection_in_jobs.yaml:1:1: info PM007[patch-fragment-skipped] "
         "CustomResourceDefinition 'jobs.example.com' is a patch named by "
         "crd/kustomization.yaml: a fragment of an object, not linted on its own; lint what "
         "kustomize builds instead (`kubectl kustomize crd | pmanifest lint -`)"]

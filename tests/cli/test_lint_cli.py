@@ -229,7 +229,7 @@ def test_explain_documents_the_grace_and_fragment_decisions(runner: CliRunner) -
     assert "DaemonSets are not checked: they run on every node by design" in grace
     assert "An explicit value equal to Kubernetes' default (30 s) is judged like an" in grace
     fragment = runner.invoke(main, ["explain", "patch-fragment-skipped"]).stdout
-    assert fragment.startswith("PM006 patch-fragment-skipped (info)\n")
+    assert fragment.startswith("PM007 patch-fragment-skipped (info)\n")
     assert "Applies to:\n  every Kubernetes object (a patch fragment is reported instead of " \
            "linted)\n" in fragment
     suppression = runner.invoke(main, ["explain", "PM005"]).stdout

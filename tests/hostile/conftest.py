@@ -25,7 +25,7 @@ RULES = ("PM001", "PM002", "PM101", "PM102", "PM103", "PM104", "PM105", "PM201",
 
 def summary(counts: str, rules: int | None = None) -> str:
     """The summary line of a run: ``counts`` ("1 error, ... (2 objects)") with the number of
-    rules it applied, by default RULES and what every run applies (PM001, PM006)."""
+    rules it applied, by default RULES and what every run applies (PM001, PM007)."""
     from pmanifest.lint import ALWAYS
 
     applied = len(set(RULES) | set(ALWAYS)) if rules is None else rules

@@ -23,7 +23,7 @@ class Summary:
     # passing objects too); not part of the JSON summary
     checked: tuple[tuple[str, str], ...] = field(default=(), compare=False)
     rules: int = 0  # rules the run applied (the summary line says so)
-    fragments: int = 0  # patch fragments not linted (PM006)
+    fragments: int = 0  # patch fragments not linted (PM007)
 
     @classmethod
     def of(cls, findings: Sequence[Finding], files: int, objects: int,
