@@ -2,7 +2,8 @@
 
 What runs: each line of every ```sh block (a trailing ``\\`` continues a line; blank and
 comment-only lines are skipped) and each ``$ `` line of every ```console block, in README
-order, with ``bash -o pipefail`` in one sandbox directory. A command passes when it exits 0.
+order, with ``bash -o pipefail`` in one sandbox directory. A command passes when it exits 0,
+or the code EXIT_CODES gives it (an example whose findings are the point).
 Nothing here lists today's commands: a section added to the README is run as it is written.
 
 The sandbox holds what the commands name, built from the README itself where it can be:
@@ -55,6 +56,14 @@ SUBSTITUTIONS: list[tuple[str, str | None, str]] = [
      "sys.stdin))'", "needs a cluster: the manifests are parsed as YAML instead"),
     (r"^helm template ", None, "needs helm, which pmanifest does not depend on"),
     (r"zsh_source", None, "zsh code, which bash cannot evaluate (zsh is not a dependency)"),
+]
+
+
+# (pattern searched in the command, the exit code it must give, why): every other command
+# must exit 0
+EXIT_CODES: list[tuple[str, int, str]] = [
+    (r"^pmanifest cluster check examples/cluster/create-command-mistakes\.sh$", 1,
+     "the example's mistakes are what the README shows: findings, exit 1"),
 ]
 
 
@@ -187,15 +196,19 @@ def test_readme_command_runs(command: Command, sandbox: tuple[Path, dict[str, st
     done = subprocess.run(["bash", "--noprofile", "--norc", "-o", "pipefail", "-c", text],
                           cwd=root, env=env, capture_output=True, text=True, timeout=300,
                           check=False)
-    assert done.returncode == 0, (
-        f"README.md:{command.line}: `{command.text}` exited {done.returncode}\n"
+    expected = next((code for pattern, code, _ in EXIT_CODES
+                     if re.search(pattern, command.text)), 0)
+    assert done.returncode == expected, (
+        f"README.md:{command.line}: `{command.text}` exited {done.returncode}, not {expected}\n"
         f"stdout: {done.stdout[-2000:]}\nstderr: {done.stderr[-2000:]}")
 
 
-def test_every_substitution_is_still_needed() -> None:
+def test_every_substitution_and_exit_code_is_still_needed() -> None:
     used = {rewrite(c)[1] for c in README_COMMANDS}
     unused = [pattern for pattern, _, _ in SUBSTITUTIONS if pattern not in used]
-    assert not unused, f"substitutions no README command needs any more: {unused}"
+    unused += [pattern for pattern, _, _ in EXIT_CODES
+               if not any(re.search(pattern, c.text) for c in README_COMMANDS)]
+    assert not unused, f"table entries no README command needs any more: {unused}"
 
 
 def test_the_parser_reads_blocks_as_documented() -> None:

@@ -371,7 +371,7 @@ def test_missing_file(runner: CliRunner) -> None:
     (["--since", "2025-03-04T00:00:00Z", "--until", "2025-03-03T00:00:00Z"],
      "pmanifest: --until 2025-03-03T00:00:00Z is not after --since 2025-03-04T00:00:00Z"),
     (["--profile", "nope"], "pmanifest: unknown profile 'nope'; known profiles: aks, gke, "
-     "karpenter, together"),
+     "gke-autopilot, karpenter, together"),
     (["--plot", "."], ".: is a directory; --plot needs a file path"),
     (["--plot", READ], f"{READ}: --plot is one of the inputs: writing there would destroy it; "
      "choose another path"),

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from pmanifest.shell import analyse
-from tests.hostile.conftest import invoke, run_real
+from tests.hostile.conftest import invoke, run_real, summary
 from tests.hostile.corpus import BASE, COMMAND
 
 # An opaque script is said to be one (PM006, info) instead of passing for one without a trap
@@ -25,8 +25,8 @@ NO_TRAP = ("13:11: warning PM302[no-checkpoint-handler] Job runs on preemptible 
            "the last checkpoint (ignore this if the program itself checkpoints on SIGTERM)\n")
 WHY = {"too much": "too much to read once the script's functions are inlined",
        "deep": "nested more than 150 levels deep"}
-ONE_INFO = "0 errors, 0 warnings, 1 info in 1 file (1 object)\n"
 SELECT = ["--select", "PM006", "--select", "PM302"]
+ONE_INFO = summary("0 errors, 0 warnings, 1 info in 1 file (1 object)", 4)  # + PM001, PM007
 
 
 def _job(script: str) -> str:
@@ -65,7 +65,8 @@ def test_hostile_script_is_opaque_in_bounded_time(runner: CliRunner, tmp_path: P
     if name == "parameter-expansions":  # read to the end (expansions are walked without
         # recursion): a script without a trap, as it is
         assert (result.exit_code, result.stdout, result.stderr) == (
-            0, f"{name}.yaml:{NO_TRAP}", "0 errors, 1 warning, 0 info in 1 file (1 object)\n")
+            0, f"{name}.yaml:{NO_TRAP}",
+            summary("0 errors, 1 warning, 0 info in 1 file (1 object)", 4))
         return
     why = WHY["too much" if "doubling" in name else "deep"]
     assert (result.exit_code, result.stdout, result.stderr) == (
@@ -103,7 +104,7 @@ def test_real_scripts_with_helpers_called_often_are_read() -> None:
 
 EXEC = ("error PM303[trap-lost-by-exec] `exec python` replaces the shell, discarding the TERM "
         "trap (line {line}): run it in the background and `wait` for it instead\n")
-ONE_ERROR = "1 error, 0 warnings, 0 info in 1 file (1 object)\n"
+ONE_ERROR = summary("1 error, 0 warnings, 0 info in 1 file (1 object)")
 
 
 def test_positions_after_multibyte_characters_in_a_flow_scalar(runner: CliRunner,

@@ -26,7 +26,8 @@ def summary_line(summary: Summary) -> str:
     checked = [plural(summary.objects, "object")]
     if summary.fragments:
         checked.append(f"{plural(summary.fragments, 'patch fragment')} skipped")
-    checked.append(plural(summary.rules, "rule"))
+    if summary.rules:  # (a lint run always applies PM001; other commands do not count rules)
+        checked.append(plural(summary.rules, "rule"))
     return (
         f"{plural(summary.errors, 'error')}, {plural(summary.warnings, 'warning')}, "
         f"{summary.infos} info in {plural(summary.files, 'file')} ({', '.join(checked)})"
