@@ -125,8 +125,9 @@ def _lint_document(doc: Document, rules: list[Rule], options: LintOptions,
                    out: _Collected, patch_of: str | None) -> None:
     linted = [(obj, *_object_hits(obj, rules, options, patch_of)) for obj in _objects(doc)]
     checked = [(obj, hits) for obj, hits, _ in linted]
-    out.objects += sum(1 for _, _, whole in linted if whole)
-    out.fragments += sum(1 for _, _, whole in linted if not whole)
+    whole = [obj for obj, _, is_whole in linted if is_whole]
+    out.objects += len(whole)
+    out.fragments += len(linted) - len(whole)
     if options.record_objects:
         out.labels.extend(ObjectRef(o.kind, o.name, o.namespace).label() for o, _ in checked)
     # every finding of the document (List items included) is located in one pass
@@ -136,14 +137,18 @@ def _lint_document(doc: Document, rules: list[Rule], options: LintOptions,
     for obj, hits in checked:
         out.findings.extend(_findings(obj, hits, options))
     if options.cluster is not None:  # lint --cluster: the GPU demand of each workload
-        from pmanifest.cluster_lint import demands_of, object_prefixes, wants_demands
+        _collect_demands(doc, whole, options, out)
 
-        if wants_demands(options):
-            prefixes = object_prefixes(doc.data)
-            for obj, _, whole in linted:
-                if whole:
-                    out.demands.extend(demands_of(obj, prefixes.get(id(obj.data), ()),
-                                                  options))
+
+def _collect_demands(doc: Document, objects: list[Document], options: LintOptions,
+                     out: _Collected) -> None:
+    """The GPU demand of the document's whole objects (patch fragments have none)."""
+    from pmanifest.cluster_lint import demands_of, object_prefixes, wants_demands
+
+    if wants_demands(options):
+        prefixes = object_prefixes(doc.data)
+        for obj in objects:
+            out.demands.extend(demands_of(obj, prefixes.get(id(obj.data), ()), options))
 
 
 def _comment_findings(file: str, lines: tuple[str, ...], options: LintOptions) -> list[Finding]:
