@@ -9,9 +9,12 @@ from typing import Any
 from pmanifest.profile import Profile
 from pmanifest.schema import version_tuple
 from pmanifest.spec import SHARED_VOLUME_NAME, Spec, Volume, Workload
+from pmanifest.spec.model import DEFAULT_MARGIN_SECONDS, KUBERNETES_DEFAULT_GRACE
 
-WRAPPER_NAME = "pmanifest-sigterm"  # $0 of the wrapper, visible in ps
-HANDLER_EXIT_CODE = 143  # 128 + SIGTERM: what the wrapper (and a killed process) exits with
+SUPERVISOR_NAME = "pmanifest-supervisor"  # $0 of the supervisor, visible in ps
+HANDLER_EXIT_CODE = 143  # 128 + SIGTERM: what the supervisor exits with after a SIGTERM
+# the supervisor's exit code for a main that died of a SIGTERM it did not get: not ignored
+UNEXPECTED_TERM_EXIT_CODE = 43
 POD_REPLACEMENT_SINCE = (1, 29)  # podReplacementPolicy beta, on by default (GA 1.34)
 # Before 1.29 the OpenAPI schema marks onPodConditions required in every podFailurePolicy rule,
 # even in an onExitCodes rule; the API server accepts an empty list there.
@@ -50,6 +53,7 @@ def workload_context(w: Workload, spec: Spec, version: str, profile: Profile,
 def _job_context(w: Workload, version: str) -> dict[str, Any]:
     return {
         "backoff_limit": w.backoff_limit,
+        "active_deadline_seconds": w.active_deadline_seconds,
         "parallelism": w.parallelism,
         "completions": w.completions,
         # Indexed when completions are given: each index is one shard, and the pod that
@@ -92,7 +96,7 @@ def _pod_context(w: Workload, spec: Spec, profile: Profile, wrapper: str) -> dic
         "service_account_name": w.service_account_name,
         "tolerations": tolerations,
         "volumes": volumes,
-        "container": _container_context(w, wrapper, mounts),
+        "container": _container_context(w, profile, wrapper, mounts),
     }
 
 
@@ -115,19 +119,30 @@ def _taint_toleration(profile: Profile) -> dict[str, Any] | None:
     return {"key": taint.key, "operator": "Equal", "value": taint.value, "effect": taint.effect}
 
 
-def _container_context(w: Workload, wrapper: str, mounts: list[dict[str, Any]]
-                       ) -> dict[str, Any]:
+def supervisor_arguments(w: Workload, profile: Profile) -> list[str]:
+    """MODE DEADLINE N CHECKPOINT_ARGV... of templates/supervisor.sh (see its header)."""
+    ckpt = w.checkpoint
+    if ckpt is None:  # the pod gets Kubernetes' default grace period, or the provider's cap
+        grace = min(KUBERNETES_DEFAULT_GRACE, profile.grace_period_cap)
+        return ["none", str(max(1, grace - DEFAULT_MARGIN_SECONDS)), "0"]
+    if ckpt.trigger == "preStop":  # the hook has used its share; the main gets the margin
+        return ["prestop", str(ckpt.margin_seconds), "0"]
+    mode = ckpt.mode or "command"
+    argv = list(ckpt.command) if mode == "command" else []
+    return [mode, str(ckpt.grace_period_seconds - ckpt.margin_seconds), str(len(argv)), *argv]
+
+
+def _container_context(w: Workload, profile: Profile, wrapper: str,
+                       mounts: list[dict[str, Any]]) -> dict[str, Any]:
     command = list(w.command) if w.command is not None else None
     args = list(w.args) if w.args else None
-    pre_stop = None
     ckpt = w.checkpoint
-    if ckpt is not None and ckpt.trigger == "sigterm" and w.main_argv is not None:
-        # /bin/sh -c WRAPPER $0 N CHECKPOINT_ARGV... and, as args, MAIN_ARGV...
-        command = ["/bin/sh", "-c", wrapper, WRAPPER_NAME, str(len(ckpt.command)),
-                   *ckpt.command]
+    pre_stop = list(ckpt.command) if ckpt is not None and ckpt.trigger == "preStop" else None
+    supervised = w.role == "worker" or (ckpt is not None and ckpt.trigger == "sigterm")
+    if supervised and w.main_argv is not None:
+        # /bin/sh -c SUPERVISOR $0 MODE DEADLINE N CHECKPOINT_ARGV... and, as args, the main
+        command = ["/bin/sh", "-c", wrapper, SUPERVISOR_NAME, *supervisor_arguments(w, profile)]
         args = list(w.main_argv)
-    elif ckpt is not None and ckpt.trigger == "preStop":
-        pre_stop = list(ckpt.command)
     env = [{"name": k, "value": v} for k, v in w.env.items()]
     if ckpt is not None and ckpt.dir is not None:
         env.append({"name": "CHECKPOINT_DIR", "value": posixpath.normpath(ckpt.dir)})

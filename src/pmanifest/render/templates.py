@@ -14,7 +14,7 @@ from pmanifest.loader import YamlProblem, load_single
 from pmanifest.render.yamltext import _finalize, quote, to_yaml
 from pmanifest.schema import validate
 
-WRAPPER_TEMPLATE = "sigterm-wrapper.sh"
+WRAPPER_TEMPLATE = "supervisor.sh"  # the termination supervisor (--templates can replace it)
 _BUILTIN_PREFIX = "pmanifest/templates/"
 
 
