@@ -1,4 +1,5 @@
-"""The termination supervisor as PID 1 under every shell, preempted the way a kubelet does it.
+"""The termination supervisor as PID 1 under every shell, preempted the way a kubelet does it,
+in containers taken from ``render_text`` output.
 
 Grace period 3 s, margin 1 s: the supervisor's deadline is 2 s after SIGTERM (1 s after the
 hook with a preStop trigger), the kubelet's SIGKILL 3 s after the preemption started.
@@ -17,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from .containers import supervised
+from .containers import rendered
 from .kubelet import Outcome, Preemption, Shell, needs_root, run, shells
 
 pytestmark = needs_root
@@ -142,7 +143,7 @@ def _main_argv(scenario: Scenario, work: Path) -> list[str]:
     return [PY, "-c", MAINS[scenario.main], *extra]
 
 
-def _container(scenario: Scenario, work: Path) -> dict[str, Any]:
+def _container(scenario: Scenario, work: Path) -> tuple[dict[str, Any], int]:
     checkpoint = None
     if scenario.checkpoint is not None:
         extra = HOSTILE if scenario.checkpoint == "dumps-argv" else []
@@ -150,15 +151,17 @@ def _container(scenario: Scenario, work: Path) -> dict[str, Any]:
     env = {name: str(work / file) for name, file in [
         ("READY", "ready"), ("CKPT_LOG", "ckpt.log"), ("MARKER", "marker"),
         ("MAIN_OUT", "main.json"), ("CKPT_OUT", "ckpt.json")]}
-    return supervised(_main_argv(scenario, work), mode=scenario.mode, grace=GRACE,
-                      margin=MARGIN, checkpoint=checkpoint, env=env)
+    return rendered(_main_argv(scenario, work), mode=scenario.mode, grace=GRACE,
+                    margin=MARGIN, checkpoint=checkpoint, env=env)
 
 
 def run_scenario(scenario: Scenario, shell: Shell, work: Path) -> Outcome:
     preemption = scenario.preemption
     if preemption is not None and not preemption.before_main:
         preemption = Preemption(ready=work / "ready", term_twice=preemption.term_twice)
-    return run(_container(scenario, work), shell, work, grace=GRACE, preemption=preemption,
+    container, grace = _container(scenario, work)
+    assert grace == (GRACE if scenario.mode != "none" else 30)
+    return run(container, shell, work, grace=grace, preemption=preemption,
                checkpoint_log=work / "ckpt.log")
 
 
