@@ -146,6 +146,20 @@ def _container_context(w: Workload, profile: Profile, wrapper: str,
     env = [{"name": k, "value": v} for k, v in w.env.items()]
     if ckpt is not None and ckpt.dir is not None:
         env.append({"name": "CHECKPOINT_DIR", "value": posixpath.normpath(ckpt.dir)})
+    return {
+        "name": w.name,
+        "image": w.image,
+        "command": command,
+        "args": args,
+        "env": env,
+        "ports": [{"name": f"port-{p}", "containerPort": p} for p in w.ports],
+        "resources": _resources(w),
+        "pre_stop": pre_stop,
+        "volume_mounts": mounts,
+    }
+
+
+def _resources(w: Workload) -> dict[str, Any]:
     limits: dict[str, str | int] = dict(w.resources.get("limits", {}))
     if w.gpus:
         limits["nvidia.com/gpu"] = w.gpus
@@ -154,16 +168,4 @@ def _container_context(w: Workload, profile: Profile, wrapper: str,
         resources["requests"] = dict(w.resources["requests"])
     if limits:
         resources["limits"] = limits
-    return {
-        "name": w.name,
-        "image": w.image,
-        "command": command,
-        "args": args,
-        "env": env,
-        "ports": [{"name": f"port-{p}", "containerPort": p} for p in w.ports],
-        "resources": resources,
-        "pre_stop": pre_stop,
-        "volume_mounts": mounts,
-    }
-
-
+    return resources

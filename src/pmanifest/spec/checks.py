@@ -115,16 +115,7 @@ class Checker:
         if image is None:
             raise self.fail(path, f"workload {raw['name']!r} has no image; add image: "
                             "<registry/repository:tag> (or set it in defaults)", value=False)
-        command = _argv(raw["command"]) if "command" in raw else None
-        if command is None and "args" in raw:
-            raise self.fail((*path, "args"), "args without command would replace the image's "
-                            "CMD only; add command: [...] as well", value=False)
-        if command is None and role == "worker":
-            raise self.fail(path, f"worker {raw['name']!r} has no command: workers run under "
-                            "pmanifest's termination supervisor, which starts the main "
-                            "itself, and the image's ENTRYPOINT cannot be known from the "
-                            "spec; add the image's entrypoint and arguments, e.g. command: "
-                            "[python, train.py] and args: [--resume]", value=False)
+        command = self.main_command(path, raw, role)
         checkpoint = self.checkpoint(path, raw, compute, shared, command)
         env = {**_env(defaults.get("env", {})), **_env(raw.get("env", {}))}
         if checkpoint is not None and checkpoint.dir is not None and "CHECKPOINT_DIR" in env:
@@ -155,6 +146,22 @@ class Checker:
             volumes=volumes,
             active_deadline_seconds=raw.get("activeDeadlineSeconds"),
         )
+
+    def main_command(self, path: Path, raw: dict[str, Any], role: str
+                     ) -> tuple[str, ...] | None:
+        """The main argv; None (the image's entrypoint) only where no supervisor starts it."""
+        if "command" in raw:
+            return _argv(raw["command"])
+        if "args" in raw:
+            raise self.fail((*path, "args"), "args without command would replace the image's "
+                            "CMD only; add command: [...] as well", value=False)
+        if role == "worker":
+            raise self.fail(path, f"worker {raw['name']!r} has no command: workers run under "
+                            "pmanifest's termination supervisor, which starts the main "
+                            "itself, and the image's ENTRYPOINT cannot be known from the "
+                            "spec; add the image's entrypoint and arguments, e.g. command: "
+                            "[python, train.py] and args: [--resume]", value=False)
+        return None
 
     def volumes(self, path: Path, raw: dict[str, Any], shared: SharedVolume | None
                 ) -> list[tuple[Path, Volume]]:
