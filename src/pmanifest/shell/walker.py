@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from pmanifest.shell.facts import QUICK, Command, Loc, ScriptFacts, Trap, _sleeps_forever
@@ -193,7 +193,7 @@ def analyse(script: str) -> ScriptFacts:
     main_started = False  # the main process went to the background: what follows is epilogue
     for i, event in enumerate(events):
         if event.trap is not None:
-            traps.append(event.trap)
+            traps.append(replace(event.trap, following=_main_shell(events[i + 1:])))
             handler = True
             continue
         if event.reset:
@@ -212,6 +212,11 @@ def analyse(script: str) -> ScriptFacts:
         ):
             foreground.append(command)
     return ScriptFacts(tuple(traps), tuple(execs), tuple(foreground), tuple(commands))
+
+
+def _main_shell(events: Sequence[_Event]) -> tuple[Command, ...]:
+    return tuple(e.command for e in events if e.command is not None and not (
+        e.command.subshell or e.command.background or e.command.captured))
 
 
 def _waited_later(events: Sequence[_Event]) -> bool:
