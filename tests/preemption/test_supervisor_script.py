@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from pmanifest.contract import SIGTERM_EXIT, UNEXPECTED_TERM_EXIT
+
 from .containers import SUPERVISOR
 from .kubelet import Shell, shells
 
@@ -23,6 +25,11 @@ def test_the_term_handler_is_the_first_statement() -> None:
 
 def test_no_path_exits_0_by_itself() -> None:
     assert not [s for s in _statements(SUPERVISOR) if s.startswith("exit 0")]
+
+
+def test_exit_codes_are_the_contract_s() -> None:
+    exits = {s.split()[1] for s in _statements(SUPERVISOR) if s.startswith("exit ")}
+    assert exits == {str(SIGTERM_EXIT), str(UNEXPECTED_TERM_EXIT), "2", '"$pm_status"'}
 
 
 @pytest.mark.parametrize("shell", shells(), ids=str)

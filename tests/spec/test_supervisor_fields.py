@@ -11,6 +11,7 @@ import yaml
 from click.testing import CliRunner
 
 from pmanifest.cli import main
+from pmanifest.contract import SIGTERM_EXIT, UNEXPECTED_TERM_EXIT
 from pmanifest.render import RenderOptions, render_text
 
 HEAD = "apiVersion: pmanifest/v1\nworkloads:\n  - name: train\n    image: x\n"
@@ -60,7 +61,7 @@ def test_only_143_is_ignored_not_the_unexpected_term_code() -> None:
     [job] = _objects("command: [run]\ncheckpoint: {trigger: sigterm}")
     rules = job["spec"]["podFailurePolicy"]["rules"]
     codes = [r["onExitCodes"]["values"] for r in rules if "onExitCodes" in r]
-    assert codes == [[143]]
+    assert codes == [[SIGTERM_EXIT]] and UNEXPECTED_TERM_EXIT not in codes[0]
     assert [r["onPodConditions"] for r in rules if "onExitCodes" not in r] == [
         [{"type": "DisruptionTarget", "status": "True"}]]
 

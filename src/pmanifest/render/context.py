@@ -6,22 +6,20 @@ from __future__ import annotations
 import posixpath
 from typing import Any
 
+from pmanifest.contract import KUBERNETES_DEFAULT_GRACE, SIGTERM_EXIT
 from pmanifest.profile import Profile
 from pmanifest.schema import version_tuple
-from pmanifest.spec import SHARED_VOLUME_NAME, Spec, Volume, Workload
-from pmanifest.spec.model import DEFAULT_MARGIN_SECONDS, KUBERNETES_DEFAULT_GRACE
+from pmanifest.spec import SHARED_VOLUME_NAME, Spec, Volume, WorkloadSpec
+from pmanifest.spec.model import DEFAULT_MARGIN_SECONDS
 
 SUPERVISOR_NAME = "pmanifest-supervisor"  # $0 of the supervisor, visible in ps
-HANDLER_EXIT_CODE = 143  # 128 + SIGTERM: what the supervisor exits with after a SIGTERM
-# the supervisor's exit code for a main that died of a SIGTERM it did not get: not ignored
-UNEXPECTED_TERM_EXIT_CODE = 43
 POD_REPLACEMENT_SINCE = (1, 29)  # podReplacementPolicy beta, on by default (GA 1.34)
 # Before 1.29 the OpenAPI schema marks onPodConditions required in every podFailurePolicy rule,
 # even in an onExitCodes rule; the API server accepts an empty list there.
 CONDITIONS_OPTIONAL_SINCE = (1, 29)
 
 
-def workload_context(w: Workload, spec: Spec, version: str, profile: Profile,
+def workload_context(w: WorkloadSpec, spec: Spec, version: str, profile: Profile,
                      wrapper: str) -> dict[str, Any]:
     labels = {
         "app.kubernetes.io/name": w.name,
@@ -50,7 +48,7 @@ def workload_context(w: Workload, spec: Spec, version: str, profile: Profile,
     }
 
 
-def _job_context(w: Workload, version: str) -> dict[str, Any]:
+def _job_context(w: WorkloadSpec, version: str) -> dict[str, Any]:
     return {
         "backoff_limit": w.backoff_limit,
         "active_deadline_seconds": w.active_deadline_seconds,
@@ -62,12 +60,12 @@ def _job_context(w: Workload, version: str) -> dict[str, Any]:
         "completion_mode": "Indexed" if w.completions is not None else None,
         "pod_replacement_policy": (
             "Failed" if version_tuple(version) >= POD_REPLACEMENT_SINCE else None),
-        "handler_exit_code": HANDLER_EXIT_CODE,
+        "handler_exit_code": SIGTERM_EXIT,
         "empty_pod_conditions": version_tuple(version) < CONDITIONS_OPTIONAL_SINCE,
     }
 
 
-def _pod_context(w: Workload, spec: Spec, profile: Profile, wrapper: str) -> dict[str, Any]:
+def _pod_context(w: WorkloadSpec, spec: Spec, profile: Profile, wrapper: str) -> dict[str, Any]:
     node_selector = dict(w.node_selector)
     affinity = None
     tolerations = [dict(t) for t in w.tolerations]
@@ -119,7 +117,7 @@ def _taint_toleration(profile: Profile) -> dict[str, Any] | None:
     return {"key": taint.key, "operator": "Equal", "value": taint.value, "effect": taint.effect}
 
 
-def supervisor_arguments(w: Workload, profile: Profile) -> list[str]:
+def supervisor_arguments(w: WorkloadSpec, profile: Profile) -> list[str]:
     """MODE DEADLINE N CHECKPOINT_ARGV... of templates/supervisor.sh (see its header)."""
     ckpt = w.checkpoint
     if ckpt is None:  # the pod gets Kubernetes' default grace period, or the provider's cap
@@ -132,7 +130,7 @@ def supervisor_arguments(w: Workload, profile: Profile) -> list[str]:
     return [mode, str(ckpt.grace_period_seconds - ckpt.margin_seconds), str(len(argv)), *argv]
 
 
-def _container_context(w: Workload, profile: Profile, wrapper: str,
+def _container_context(w: WorkloadSpec, profile: Profile, wrapper: str,
                        mounts: list[dict[str, Any]]) -> dict[str, Any]:
     command = list(w.command) if w.command is not None else None
     args = list(w.args) if w.args else None
@@ -159,7 +157,7 @@ def _container_context(w: Workload, profile: Profile, wrapper: str,
     }
 
 
-def _resources(w: Workload) -> dict[str, Any]:
+def _resources(w: WorkloadSpec) -> dict[str, Any]:
     limits: dict[str, str | int] = dict(w.resources.get("limits", {}))
     if w.gpus:
         limits["nvidia.com/gpu"] = w.gpus

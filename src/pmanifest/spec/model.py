@@ -12,12 +12,10 @@ from pmanifest.errors import SpecError
 from pmanifest.profile import DEFAULT_PROFILE, Profile, get_profile
 
 API_VERSION = "pmanifest/v1"
-ROLES = ("worker", "coordinator", "serving")
 COMPUTE = ("preemptible", "standard")
 TRIGGERS = ("sigterm", "preStop")
 MODES = ("signal", "command")  # checkpoint.mode, for trigger: sigterm
 DEFAULT_MARGIN_SECONDS = 10  # checkpoint.marginSeconds: the supervisor ends this early
-KUBERNETES_DEFAULT_GRACE = 30  # terminationGracePeriodSeconds when the pod does not set it
 _DEFAULT = get_profile(DEFAULT_PROFILE)  # for the defaults the schema documents
 DEFAULT_GRACE_SECONDS = _DEFAULT.grace_period_cap  # the whole window of the active profile
 DEFAULT_BACKOFF_LIMIT = 3
@@ -70,7 +68,7 @@ class Checkpoint:
 
 
 @dataclass(frozen=True)
-class Workload:
+class WorkloadSpec:
     index: int
     name: str
     role: str
@@ -111,7 +109,7 @@ class Spec:
     file: str
     kubernetes_version: str | None
     shared_volume: SharedVolume | None
-    workloads: tuple[Workload, ...]
+    workloads: tuple[WorkloadSpec, ...]
     positions: Positions = field(repr=False)
     profile: Profile = field(default=_DEFAULT, repr=False)
 
