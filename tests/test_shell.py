@@ -299,3 +299,13 @@ TOKENS = ["trap", "'x'", '"y"', "TERM", "EXIT", "exec", "wait", "&", ";", "&&", 
 def test_token_soup_never_raises(tokens: list[str]) -> None:
     facts = analyse(" ".join(tokens))
     assert all("TERM" in trap.signals for trap in facts.traps)
+
+
+def test_supervisor_mode() -> None:
+    from pmanifest.shell import supervisor_mode
+
+    assert supervisor_mode(["/bin/sh", "-c", "s", "pmanifest-supervisor", "none", "20", "0",
+                            "run"]) == "none"
+    assert supervisor_mode(["/bin/sh", "-c", "s", "pmanifest-supervisor"]) is None
+    assert supervisor_mode(["/bin/sh", "-c", "s", "other", "none"]) is None
+    assert supervisor_mode(["python", "-c", "s", "pmanifest-supervisor", "none"]) is None

@@ -6,13 +6,17 @@ from __future__ import annotations
 import posixpath
 from typing import Any
 
-from pmanifest.contract import KUBERNETES_DEFAULT_GRACE, SIGTERM_EXIT
+from pmanifest.contract import (
+    KUBERNETES_DEFAULT_GRACE,
+    SIGTERM_EXIT,
+    SUPERVISOR_NAME,
+    SUPERVISOR_NO_CHECKPOINT,
+)
 from pmanifest.profile import Profile
 from pmanifest.schema import version_tuple
 from pmanifest.spec import SHARED_VOLUME_NAME, Spec, Volume, WorkloadSpec
 from pmanifest.spec.model import DEFAULT_MARGIN_SECONDS
 
-SUPERVISOR_NAME = "pmanifest-supervisor"  # $0 of the supervisor, visible in ps
 POD_REPLACEMENT_SINCE = (1, 29)  # podReplacementPolicy beta, on by default (GA 1.34)
 # Before 1.29 the OpenAPI schema marks onPodConditions required in every podFailurePolicy rule,
 # even in an onExitCodes rule; the API server accepts an empty list there.
@@ -122,7 +126,7 @@ def supervisor_arguments(w: WorkloadSpec, profile: Profile) -> list[str]:
     ckpt = w.checkpoint
     if ckpt is None:  # the pod gets Kubernetes' default grace period, or the provider's cap
         grace = min(KUBERNETES_DEFAULT_GRACE, profile.grace_period_cap)
-        return ["none", str(max(1, grace - DEFAULT_MARGIN_SECONDS)), "0"]
+        return [SUPERVISOR_NO_CHECKPOINT, str(max(1, grace - DEFAULT_MARGIN_SECONDS)), "0"]
     if ckpt.trigger == "preStop":  # the hook has used its share; the main gets the margin
         return ["prestop", str(ckpt.margin_seconds), "0"]
     mode = ckpt.mode or "command"

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pmanifest.contract import SUPERVISOR_NAME
 from pmanifest.document import Path
 from pmanifest.shell.facts import LAUNCHERS, SHELLS, Command, Loc
 
@@ -24,6 +25,16 @@ def script_shell(argv: Sequence[Any]) -> str | None:
     for ``busybox sh``), or None when argv runs no shell script."""
     found = _script(argv)
     return found[1] if found is not None else None
+
+
+def supervisor_mode(argv: Sequence[Any]) -> str | None:
+    """MODE of pmanifest's termination supervisor when ``argv`` runs it (``sh -c SCRIPT
+    pmanifest-supervisor MODE ...``), else None."""
+    index = script_index(argv)
+    if index is None or len(argv) < index + 3 or argv[index + 1] != SUPERVISOR_NAME:
+        return None
+    mode = argv[index + 2]
+    return mode if isinstance(mode, str) else None
 
 
 def _script(argv: Sequence[Any]) -> tuple[int, str] | None:

@@ -31,10 +31,19 @@ _STATUS = ("$?", "${?}")
 
 @dataclass(frozen=True)
 class ZeroExit:
-    """Why the preemption path ends with status 0, and at which command."""
+    """Why the preemption path ends with status 0: at ``command`` (the ``exit``, or the last
+    command the script runs), reached from the handler itself or after it ``returns``."""
 
-    command: Command  # the ``exit``, or the last command the script runs
-    how: str  # words for a message, e.g. "ends with `exit $?` after `python`"
+    command: Command
+    returns: bool
+    reason: str  # e.g. "after `python`, 0 whenever `python` succeeds"; "" for `exit 0`
+
+    @property
+    def code(self) -> str:
+        """The command as written, e.g. ``exit $?`` or ``echo``."""
+        if self.command.program == "exit":
+            return " ".join(("exit", *self.command.args))
+        return self.command.program
 
 
 def zero_exit(trap: Trap, shell: str | None) -> ZeroExit | None:
@@ -44,31 +53,30 @@ def zero_exit(trap: Trap, shell: str | None) -> ZeroExit | None:
     if not exits:
         return _returning(trap.following)
     for i in exits:
-        command = trap.commands[i]
         before = trap.commands[i - 1] if i > 0 else None
-        found = _zero(command, before, shell, "the handler")
+        found = _zero(trap.commands[i], before, shell, in_handler=True)
         if found is not None:
             return found
     return None
 
 
-def _zero(command: Command, before: Command | None, shell: str | None, who: str
+def _zero(command: Command, before: Command | None, shell: str | None, *, in_handler: bool
           ) -> ZeroExit | None:
-    """Whether ``exit [ARG]`` after ``before`` exits 0 on the preemption path; ``who`` is "the
-    handler" (inside the trap action) or "the script" (after the handler returned)."""
+    """Whether ``exit [ARG]`` after ``before`` exits 0 on the preemption path, inside the
+    handler or (``in_handler=False``) after it returned."""
+    returns = not in_handler
     arg = command.args[0] if command.args else None
     if arg is not None and arg.isdigit() and int(arg) == 0:
-        return ZeroExit(command, f"{who} runs `exit {arg}`")
+        return ZeroExit(command, returns, "")
     if before is None or before.program == "false":
         return None  # the status from before: 143 after an interrupted wait
-    if arg in _STATUS or (arg is None and who == "the script"):
-        return ZeroExit(command, f"{who} ends with `{' '.join(('exit', *command.args))}` "
-                                 f"after `{before.program}`, which is 0 whenever "
-                                 f"`{before.program}` succeeds")
+    name = before.program
+    if arg in _STATUS or (arg is None and not in_handler):
+        return ZeroExit(command, returns, f"after `{name}`, 0 whenever `{name}` succeeds")
     if arg is None and (shell or "sh") not in POSIX_EXIT:
-        return ZeroExit(command, f"{who} ends with a bare `exit` after `{before.program}`: "
-                                 f"bash exits with `{before.program}`'s status, 0 when it "
-                                 "succeeds (dash and busybox sh exit 143 there)")
+        return ZeroExit(command, returns, f"after `{name}`: bash exits with its status, 0 "
+                                          "when it succeeds (dash and busybox sh exit 143 "
+                                          "there)")
     return None
 
 
@@ -82,13 +90,9 @@ def _returning(following: Sequence[Command]) -> ZeroExit | None:
     if not exits:
         if not path or path[-1].program in ("wait", "false"):
             return None
-        last = path[-1]
-        return ZeroExit(last, f"the handler returns, and the script ends with `{last.program}`, "
-                              "whose status (0 when it succeeds) becomes the pod's")
-    found = [_zero(path[i], path[i - 1] if i > 0 else None, None, "the script")
+        return ZeroExit(path[-1], True, "and its status, 0 when it succeeds, is the pod's")
+    found = [_zero(path[i], path[i - 1] if i > 0 else None, None, in_handler=False)
              for i in exits]
     if any(f is None for f in found):
         return None  # one exit is not 0: it may be the one preemptions take
-    first = found[0]
-    assert first is not None
-    return ZeroExit(first.command, f"the handler returns, and {first.how}")
+    return found[0]
