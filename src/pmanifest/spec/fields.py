@@ -22,6 +22,14 @@ from pmanifest.spec.model import (
     VOLUME_SOURCES,
 )
 
+INT32_MAX = 2**31 - 1  # the Kubernetes fields these fill are int32 (int64 for durations)
+INT64_MAX = 2**63 - 1
+
+
+def _count(least: int) -> dict[str, Any]:
+    """An int32 count of at least ``least``."""
+    return {"type": "integer", "minimum": least, "maximum": INT32_MAX}
+
 
 def _f(schema: dict[str, Any], description: str, default: Any = None) -> dict[str, Any]:
     """A field: its schema plus the description and default every field carries."""
@@ -49,7 +57,7 @@ _TOLERATION = {
         "value": _f({"type": "string"}, "Taint value (with operator Equal).", ""),
         "effect": _f({"enum": ["NoSchedule", "PreferNoSchedule", "NoExecute"]},
                      "Taint effect to tolerate; omitted means all effects."),
-        "tolerationSeconds": _f({"type": "integer", "minimum": 0},
+        "tolerationSeconds": _f({"type": "integer", "minimum": 0, "maximum": INT64_MAX},
                                 "How long a NoExecute taint is tolerated; omitted means "
                                 "forever."),
     },
@@ -155,21 +163,21 @@ def _checkpoint_schema() -> dict[str, Any]:
                        "checkpoint.command once while the main still runs, then stops the "
                        "main. Omitted means `command` when a command is given, else "
                        "`signal`."),
-            "gracePeriodSeconds": _f({"type": "integer", "minimum": 1},
+            "gracePeriodSeconds": _f({"type": "integer", "minimum": 1, "maximum": INT64_MAX},
                                      "terminationGracePeriodSeconds of the pods; at most the "
                                      "profile's cap on preemptible compute. Omitted means "
                                      "the cap (the whole drain window; "
                                      f"{DEFAULT_GRACE_SECONDS} s with the default profile, "
                                      f"{_DEFAULT.name}).",
                                      DEFAULT_GRACE_SECONDS),
-            "marginSeconds": _f({"type": "integer", "minimum": 1},
+            "marginSeconds": _f({"type": "integer", "minimum": 1, "maximum": INT64_MAX},
                                 "How long before the kubelet's SIGKILL the supervisor gives "
                                 "up: gracePeriodSeconds - marginSeconds after SIGTERM it "
                                 "SIGKILLs whatever still runs and exits 143, the code the "
                                 "Job ignores (with trigger: preStop, the main gets "
                                 "marginSeconds to stop after the hook). Must leave at least "
                                 "1 s.", DEFAULT_MARGIN_SECONDS),
-            "expectedSeconds": _f({"type": "integer", "minimum": 1},
+            "expectedSeconds": _f({"type": "integer", "minimum": 1, "maximum": INT64_MAX},
                                   "How long the checkpoint takes at most (the hook, the "
                                   "command or the main's handler), e.g. 90 for a ~10B-"
                                   "parameter model. Checked: expectedSeconds + marginSeconds "
@@ -200,14 +208,13 @@ def _workload_schema() -> dict[str, Any]:
                       "ENTRYPOINT is not known to pmanifest. Omitted means the image's "
                       "entrypoint."),
         "args": _f({"type": "array", "items": _ARGV_ITEM}, "Arguments appended to command.", []),
-        "gpus": _f({"type": "integer", "minimum": 0}, "GPUs per pod (nvidia.com/gpu limit).", 0),
-        "parallelism": _f({"type": "integer", "minimum": 1}, "Worker pods running at once "
-                          "(Job parallelism).", 1),
-        "completions": _f({"type": "integer", "minimum": 1}, "Successful pods needed (Job "
-                          "completions); when set the Job is Indexed, so each index is one "
-                          "shard that a replacement pod resumes.", 1),
-        "replicas": _f({"type": "integer", "minimum": 0}, "Deployment replicas: serving "
-                       "defaults to 2, coordinator to 1.", 2),
+        "gpus": _f(_count(0), "GPUs per pod (nvidia.com/gpu limit).", 0),
+        "parallelism": _f(_count(1), "Worker pods running at once (Job parallelism).", 1),
+        "completions": _f(_count(1), "Successful pods needed (Job completions); when set the "
+                          "Job is Indexed, so each index is one shard that a replacement pod "
+                          "resumes.", 1),
+        "replicas": _f(_count(0), "Deployment replicas: serving defaults to 2, coordinator to "
+                       "1.", 2),
         "ports": _f({"type": "array", "items": {"type": "integer", "minimum": 1,
                                                 "maximum": 65535},
                      "uniqueItems": True},
@@ -223,10 +230,10 @@ def _workload_schema() -> dict[str, Any]:
                              {}),
             },
         }, "Container resources besides GPUs.", {}),
-        "backoffLimit": _f({"type": "integer", "minimum": 0},
+        "backoffLimit": _f(_count(0),
                            "Job retries for genuine failures (preemptions are not counted).",
                            DEFAULT_BACKOFF_LIMIT),
-        "activeDeadlineSeconds": _f({"type": "integer", "minimum": 1},
+        "activeDeadlineSeconds": _f({"type": "integer", "minimum": 1, "maximum": INT64_MAX},
                                     "Workers: the most seconds the Job may run in all, "
                                     "preempted attempts included (preemptions do not count "
                                     "against backoffLimit, so without it a Job that keeps "
