@@ -13,6 +13,7 @@ from pmanifest.contract import (
     SUPERVISOR_NO_CHECKPOINT,
 )
 from pmanifest.profile import Profile
+from pmanifest.render.runtime import env_entries, runtime_context, with_annotations
 from pmanifest.schema import version_tuple
 from pmanifest.spec import SHARED_VOLUME_NAME, Spec, Volume, WorkloadSpec
 from pmanifest.spec.model import DEFAULT_MARGIN_SECONDS
@@ -34,6 +35,7 @@ def workload_context(w: WorkloadSpec, spec: Spec, version: str, profile: Profile
     metadata: dict[str, Any] = {"name": w.name, "labels": labels}
     if w.namespace is not None:
         metadata = {"name": w.name, "namespace": w.namespace, "labels": labels}
+    metadata = with_annotations(metadata, w)
     return {
         "workload": {
             "name": w.name,
@@ -46,8 +48,10 @@ def workload_context(w: WorkloadSpec, spec: Spec, version: str, profile: Profile
             "ports": list(w.ports),
         },
         "job": _job_context(w, version),
-        "deployment": {"strategy": "Recreate" if w.role == "coordinator" else "RollingUpdate"},
+        # (the strategy type, kept for --templates written before runtime.strategy)
+        "deployment": {"strategy": w.runtime.strategy.type if w.runtime.strategy else None},
         "pod": _pod_context(w, spec, profile, wrapper),
+        "runtime": runtime_context(w),
         "kubernetes_version": version,
     }
 
@@ -145,7 +149,7 @@ def _container_context(w: WorkloadSpec, profile: Profile, wrapper: str,
         # /bin/sh -c SUPERVISOR $0 MODE DEADLINE N CHECKPOINT_ARGV... and, as args, the main
         command = ["/bin/sh", "-c", wrapper, SUPERVISOR_NAME, *supervisor_arguments(w, profile)]
         args = list(w.main_argv)
-    env = [{"name": k, "value": v} for k, v in w.env.items()]
+    env = env_entries(w.env)
     if ckpt is not None and ckpt.dir is not None:
         env.append({"name": "CHECKPOINT_DIR", "value": posixpath.normpath(ckpt.dir)})
     return {
