@@ -186,11 +186,8 @@ def analyse(script: str) -> ScriptFacts:
     walker.walk(root, False, False)
     events = walker.events
     traps: list[Trap] = []
-    execs: list[Command] = []
-    foreground: list[Command] = []
-    commands = [e.command for e in events if e.command is not None]
+    state = _Blocking()
     handler = False
-    main_started = False  # the main process went to the background: what follows is epilogue
     for i, event in enumerate(events):
         if event.trap is not None:
             traps.append(replace(event.trap, following=_main_shell(events[i + 1:])))
@@ -199,19 +196,32 @@ def analyse(script: str) -> ScriptFacts:
         if event.reset:
             handler = False
         command = event.command
-        if not handler or command is None or command.captured:
-            continue
+        if handler and command is not None and not command.captured:
+            state.see(command, events[i + 1:])
+    commands = tuple(e.command for e in events if e.command is not None)
+    return ScriptFacts(tuple(traps), tuple(state.execs), tuple(state.foreground), commands)
+
+
+@dataclass
+class _Blocking:
+    """What the main shell runs while a TERM handler is set: ``exec`` that discards it, and
+    foreground commands that keep it from running."""
+
+    execs: list[Command] = field(default_factory=list)
+    foreground: list[Command] = field(default_factory=list)
+    main_started: bool = False  # the main process went to the background: then epilogue
+
+    def see(self, command: Command, rest: Sequence[_Event]) -> None:
         target = command.exec_target
         runs_long = command.program not in QUICK or target is not None or _sleeps_forever(command)
         if command.background:
-            main_started = main_started or runs_long
+            self.main_started = self.main_started or runs_long
         elif target is not None and not command.subshell:
-            execs.append(command)
+            self.execs.append(command)
         elif _sleeps_forever(command) or (
-            runs_long and not main_started and not _waited_later(events[i + 1:])
+            runs_long and not self.main_started and not _waited_later(rest)
         ):
-            foreground.append(command)
-    return ScriptFacts(tuple(traps), tuple(execs), tuple(foreground), tuple(commands))
+            self.foreground.append(command)
 
 
 def _main_shell(events: Sequence[_Event]) -> tuple[Command, ...]:
