@@ -1,50 +1,100 @@
-"""Atomic file output: nothing the user has is lost or half-written.
+"""File output: nothing the user has is lost, half-written or replaced by something else.
 
-Every file is written to a temp file beside its target, flushed to disk, then renamed into
-place with ``os.replace``; on any failure (an OSError, or anything else raised mid-write) the
-temp files are removed and every target keeps its previous bytes.
+A regular file (or a new path) is written to a temp file beside it, flushed to disk, then
+renamed into place with ``os.replace``; a symbolic link is followed, so the link stays and its
+target gets the new bytes. A character device or a FIFO (``/dev/null``, ``/dev/stdout``, a
+shell's ``>(...)``) is written to directly, never replaced. Anything else (a directory, a
+block device, a socket) is refused before any work is done, and so is an output that is one
+of the inputs of the run (``Identity``: device and inode, so links and other spellings of the
+same file count). On any failure the temp files are removed and every target keeps its bytes.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
+from collections.abc import Iterable
 
 from pmanifest.errors import InputError
 
 STDOUT = "-"
+Identity = tuple[int, int]  # (st_dev, st_ino) of an existing file
+
+
+def identity(path: str) -> Identity | None:
+    """The identity of the file ``path`` names (links followed), None if there is none."""
+    try:
+        found = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return found.st_dev, found.st_ino
+
+
+def _streamed(path: str) -> bool:
+    """Is ``path`` a character device or a FIFO (written to, never replaced)?"""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return False
+    return stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)
 
 
 def check_writable(path: str, flag: str = "--output") -> None:
     """Refuse an output path that cannot be written, before any work is done."""
     if path == STDOUT:
         return
-    if os.path.isdir(path):
+    try:
+        mode: int | None = os.stat(path).st_mode
+    except FileNotFoundError:
+        mode = None
+    except (OSError, ValueError) as exc:
+        raise InputError(f"cannot write {flag}: {getattr(exc, 'strerror', None) or exc}",
+                         path) from None
+    if mode is not None and stat.S_ISDIR(mode):
         raise InputError(f"is a directory; {flag} needs a file path", path)
-    directory = os.path.dirname(path) or "."
-    if not os.path.isdir(directory):
-        raise InputError(f"directory {directory} does not exist", path)
+    if mode is not None and not (stat.S_ISREG(mode) or stat.S_ISCHR(mode)
+                                 or stat.S_ISFIFO(mode)):
+        raise InputError(f"is not a regular file, a character device or a FIFO; {flag} "
+                         "needs a file path", path)
+    directory = os.path.dirname(os.path.realpath(path)) or "."
+    if mode is None and not os.path.isdir(directory):
+        raise InputError(f"directory {os.path.dirname(path) or '.'} does not exist", path)
+
+
+def refuse_inputs(outputs: Iterable[str], inputs: dict[Identity, str],
+                  flag: str = "--output") -> None:
+    """Refuse an output that is one of the inputs (``identity -> name as given``)."""
+    for path in outputs:
+        if path == STDOUT or _streamed(path):
+            continue
+        found = identity(path)
+        if found is not None and found in inputs:
+            same = inputs[found]
+            also = "" if os.path.abspath(same) == os.path.abspath(path) else f" ({same})"
+            raise InputError(f"{flag} is one of the inputs{also}: writing there would destroy "
+                             "it; choose another path", path)
 
 
 def write_files(files: dict[str, str], what: str = "output") -> None:
-    """Write every ``path -> text`` atomically; all renames happen after all writes."""
-    staged: list[tuple[str, str]] = []
+    """Write every ``path -> text``: devices and FIFOs directly, files atomically (all
+    renames happen after all writes)."""
+    staged: list[tuple[str, str]] = []  # (temp file, path as given)
     current = ""
     try:
         for path, text in files.items():
             current = path
-            fd, temp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp",
-                                        dir=os.path.dirname(path) or ".")
-            staged.append((temp, path))
-            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-                os.fchmod(handle.fileno(), _mode_for(path))  # mkstemp's 0600 is not ours
-                handle.write(text)
-                handle.flush()
-                os.fsync(handle.fileno())
+            if not _streamed(path):
+                staged.append((_stage(path, text), path))
+        for path, text in files.items():
+            current = path
+            if _streamed(path):
+                with open(path, "w", encoding="utf-8", newline="\n") as handle:
+                    handle.write(text)
         for temp, path in staged:
             current = path
-            os.replace(temp, path)
+            os.replace(temp, os.path.realpath(path))
     except BaseException as exc:
         for temp, _ in staged:
             with contextlib.suppress(OSError):
@@ -52,6 +102,24 @@ def write_files(files: dict[str, str], what: str = "output") -> None:
         if isinstance(exc, OSError):
             raise InputError(f"cannot write {what}: {exc.strerror or exc}", current) from exc
         raise
+
+
+def _stage(path: str, text: str) -> str:
+    """``text`` in a temp file beside the (real) target, on disk; returns the temp name."""
+    target = os.path.realpath(path)
+    fd, temp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=".tmp",
+                                dir=os.path.dirname(target) or ".")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            os.fchmod(handle.fileno(), _mode_for(target))  # mkstemp's 0600 is not ours
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
+    return temp
 
 
 def _mode_for(path: str) -> int:

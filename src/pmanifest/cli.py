@@ -92,7 +92,7 @@ def render(spec_path: str, output: str | None, output_format: str | None, check_
     from pmanifest.render import RenderOptions, read_spec, render_text
     from pmanifest.render_output import check_drift, destination, write_output
 
-    target, fmt = destination(output, output_format, check_path)
+    target, fmt = destination(output, output_format, check_path, spec_path)
     text, name = read_spec(spec_path)
     rendered = render_text(text, name, RenderOptions(kubernetes_version, templates_dir, fmt,
                                                      profile))
@@ -248,7 +248,7 @@ def policy_test(dirs: tuple[str, ...]) -> None:
     Prints PASS/FAIL per test and a summary; exit 1 if any test fails, 2 if a policy file is
     invalid.
     """
-    from pmanifest.policy import run_policy_tests
+    from pmanifest.policy_command import run_policy_tests
 
     lines, failed = run_policy_tests(dirs)
     for line in lines:

@@ -88,10 +88,19 @@ def _unique(items: list[Any]) -> bool:
                    for i in range(len(items)) for j in range(i + 1, len(items)))
 
 
+Search = Callable[[str], Callable[[str], Any]]
+
+
+def _python_search(pattern: str) -> Callable[[str], Any]:
+    import re
+
+    return re.compile(pattern).search
+
+
 class Compiler:
-    def __init__(self, definitions: dict[str, Any], ref_prefix: str) -> None:
+    def __init__(self, definitions: dict[str, Any], search: Search = _python_search) -> None:
         self.definitions = definitions
-        self.ref_prefix = ref_prefix  # e.g. "/api/_definitions.json#/$defs/"
+        self.search = search  # pattern -> its search function (RE2 for untrusted schemas)
         self.compiled: dict[str, Check] = {}
 
     def ref(self, ref: str) -> Check:
@@ -180,9 +189,7 @@ class Compiler:
             below = schema["exclusiveMaximum"]
             checks.append(lambda v: not number(v) or v < below)
         if "pattern" in schema:
-            import re
-
-            search = re.compile(schema["pattern"]).search
+            search = self.search(schema["pattern"])
             checks.append(lambda v: not isinstance(v, str) or search(v) is not None)
         if "minLength" in schema:
             shortest = schema["minLength"]
@@ -234,9 +241,12 @@ class Compiler:
         return check
 
 
-def compile_schema(schema: dict[str, Any], definitions: dict[str, Any]) -> Check | None:
-    """A yes/no validator for ``schema``, or None when it uses unsupported keywords."""
+def compile_schema(schema: dict[str, Any], definitions: dict[str, Any],
+                   search: Search = _python_search) -> Check | None:
+    """A yes/no validator for ``schema``, or None when it uses unsupported keywords.
+    ``search`` compiles patterns (the shipped Kubernetes schemas use Python's ``re``;
+    policies, which are untrusted, RE2)."""
     try:
-        return Compiler(definitions, "").schema(schema)
+        return Compiler(definitions, search).schema(schema)
     except (Unsupported, KeyError, TypeError, ValueError):  # re.error is a ValueError
         return None

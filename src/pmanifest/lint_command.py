@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path as FsPath
 
-from pmanifest.atomic import STDOUT, check_writable, write_files
+from pmanifest.atomic import STDOUT, Identity, check_writable, identity, refuse_inputs, write_files
 from pmanifest.config import Config, find_config, load_config, resolve_rule
 from pmanifest.document import Finding
 from pmanifest.errors import ConfigError, InputError
@@ -129,6 +129,8 @@ def _lint(request: LintRequest, config: Config) -> tuple[str, list[str], int]:
     check_paths(request.paths)
     for output in request.outputs:
         check_writable(output.path)
+    read = _other_inputs(request, config)  # every file the run reads: no output replaces one
+    refuse_inputs((o.path for o in request.outputs), read)
     findings: list[Finding] = []
     messages: list[str] = []
     files = objects = 0
@@ -143,6 +145,8 @@ def _lint(request: LintRequest, config: Config) -> tuple[str, list[str], int]:
             messages.append(f"{linted.name}: warning: {linted.message}")
             continue
         files += 1
+        if linted.identity is not None:
+            read.setdefault(linted.identity, linted.name)
         findings.extend(linted.result.findings)
         objects += linted.result.objects
         checked.extend((linted.name, label) for label in linted.result.labels)
@@ -156,6 +160,7 @@ def _lint(request: LintRequest, config: Config) -> tuple[str, list[str], int]:
             stdout = text
         else:
             reports[output.path] = text
+    refuse_inputs(reports, read)
     write_files(reports, "report")
     if findings and any(o.format == "text" for o in request.outputs):
         from pmanifest.reporters.text_format import summary_line
@@ -164,3 +169,22 @@ def _lint(request: LintRequest, config: Config) -> tuple[str, list[str], int]:
     threshold = SEVERITY_RANK[fail_on]
     failed = any(SEVERITY_RANK[f.severity] >= threshold for f in findings)
     return stdout, messages, 1 if failed else 0
+
+
+def _other_inputs(request: LintRequest, config: Config) -> dict[Identity, str]:
+    """The files a lint run reads besides the manifests: named paths, the config file and the
+    policy files (identity -> name as given)."""
+    from pmanifest.policy import policy_files
+
+    names = [p for p in request.paths if p != "-"]
+    if config.source is not None:
+        names.append(config.source)
+    names.extend(p.source for p in config.policies)
+    for directory in request.policies:
+        names.extend(str(f) for f in policy_files(directory))
+    found: dict[Identity, str] = {}
+    for name in names:
+        key = identity(name)
+        if key is not None:
+            found.setdefault(key, name)
+    return found

@@ -11,6 +11,7 @@ import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from pmanifest.atomic import Identity
 from pmanifest.lint import FileResult, LintOptions, lint_file
 from pmanifest.sources import FileRef, Problem, Source
 
@@ -23,7 +24,7 @@ MAX_JOBS = 8
 class Linted:
     name: str
     result: FileResult
-
+    identity: Identity | None = None  # of the file read
 
 def default_jobs() -> int:
     """The number of CPUs this process may use, bounded."""
@@ -38,7 +39,7 @@ def _lint_one(item: FileRef | Source | Problem, options: LintOptions) -> Linted 
     source = item.read() if isinstance(item, FileRef) else item
     if isinstance(source, Problem):
         return source
-    return Linted(source.name, lint_file(source.raw, source.name, options))
+    return Linted(source.name, lint_file(source.raw, source.name, options), source.identity)
 
 
 def _lint_batch(batch: list[FileRef | Source | Problem],

@@ -5,14 +5,14 @@ from __future__ import annotations
 import difflib
 import sys
 
-from pmanifest.atomic import STDOUT, check_writable, write_files
+from pmanifest.atomic import STDOUT, check_writable, identity, refuse_inputs, write_files
 from pmanifest.errors import InputError
 
 FORMATS = ("yaml", "json")
 
 
 def destination(
-    output: str | None, output_format: str | None, check: str | None
+    output: str | None, output_format: str | None, check: str | None, spec: str = STDOUT
 ) -> tuple[str, str]:
     """(target path or "-", format) from ``-o`` and ``--format``; refuses unwritable paths
     before anything is rendered. ``-o yaml``/``-o json`` keep kubectl's meaning."""
@@ -27,6 +27,10 @@ def destination(
     if check is not None:
         raise InputError("--check compares with a file; it cannot be combined with -o FILE")
     check_writable(output, "-o")
+    if spec != STDOUT:
+        found = identity(spec)
+        if found is not None:
+            refuse_inputs([output], {found: spec}, "-o")
     return output, output_format or ("json" if output.endswith(".json") else "yaml")
 
 

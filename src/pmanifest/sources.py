@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path as FsPath
 
+from pmanifest.atomic import Identity
 from pmanifest.errors import InputError
 
 SUFFIXES = (".yaml", ".yml")
@@ -24,6 +25,7 @@ SUFFIXES = (".yaml", ".yml")
 class Source:
     name: str  # as shown in findings
     raw: bytes
+    identity: Identity | None = None  # of the file read (outputs must not replace it)
 
 
 @dataclass(frozen=True)
@@ -61,7 +63,7 @@ def iter_inputs(
     """Every input in a fixed order: files as references, stdin already read."""
     for path in paths:
         if path == "-":
-            yield Source(stdin_name, sys.stdin.buffer.read())
+            yield Source(stdin_name, sys.stdin.buffer.read(), _identity(sys.stdin.buffer))
         elif os.path.isdir(path):
             yield from _walk(path, exclude, base)
         else:
@@ -120,10 +122,21 @@ def _walk(
     yield from visit(root)
 
 
+def _identity(handle: object) -> Identity | None:
+    """(device, inode) of an open regular file, None for a pipe, a terminal or no file."""
+    import stat
+
+    try:
+        found = os.fstat(handle.fileno())  # type: ignore[attr-defined]
+    except (AttributeError, OSError, ValueError):
+        return None
+    return (found.st_dev, found.st_ino) if stat.S_ISREG(found.st_mode) else None
+
+
 def _read(path: str) -> Source | Problem:
     try:
         with open(path, "rb") as handle:
-            return Source(path, handle.read())
+            return Source(path, handle.read(), _identity(handle))
     except IsADirectoryError:
         return Problem(path, "is a directory")
     except OSError as exc:

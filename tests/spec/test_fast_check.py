@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from pmanifest.spec import SPEC_SCHEMA, _fast_spec_check
+from pmanifest.spec import SPEC_SCHEMA
+from pmanifest.spec.messages import _fast_spec_check
 from tests.treepaths import all_paths
 
 EXAMPLES = Path(__file__).resolve().parent.parent.parent / "examples"

@@ -1,20 +1,10 @@
-"""The only module that parses YAML.
-
-Documents come back with a side table of 1-based positions for every key and value. Parsing
-uses PyYAML's C composer where present, and only ever builds plain data (dict, list, str, int,
-float, bool, None): no tag can construct a Python object. Alias expansion and nesting depth are
-bounded, so hostile input fails fast instead of eating memory.
-
-A file is split at its ``---`` document markers before parsing, so a syntax error in one
-document does not hide the documents after it.
-"""
+"""Plain data (and, on request, positions) straight from libyaml's parser events, with the
+bounds that keep hostile input cheap: nesting depth, alias expansion, path cells."""
 
 from __future__ import annotations
 
 import functools
-import re
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any
 
 import yaml
@@ -31,7 +21,7 @@ from yaml.events import (
 from yaml.nodes import ScalarNode
 from yaml.resolver import Resolver
 
-from pmanifest.document import Path, Pos, Positions, RawTables
+from pmanifest.document import Path, Pos, Positions
 
 try:
     _Loader: type = yaml.CSafeLoader
@@ -80,8 +70,6 @@ def _resolve_plain(value: str, implicit: Any) -> str:
     return tag
 
 
-_DOC_MARKER = re.compile(r"^(---|\.\.\.)(?=[ \t]|$)", re.MULTILINE)
-
 
 class YamlProblem(Exception):
     """Why a document could not be turned into data, with its 1-based position."""
@@ -92,172 +80,6 @@ class YamlProblem(Exception):
         self.line = line
         self.column = column
         self.templated = False  # the document holds ``{{ }}``: callers may say what it means
-
-
-@dataclass(frozen=True)
-class Loaded:
-    """One parsed document: its data (None for an empty document) and its positions."""
-
-    index: int
-    data: Any
-    positions: Positions
-    start_line: int
-
-
-@dataclass(frozen=True)
-class Broken:
-    """One document that could not be parsed."""
-
-    index: int
-    problem: YamlProblem
-
-
-def decode(raw: bytes) -> str:
-    """Bytes to text: UTF-8 (a BOM is dropped), or a YamlProblem at the first bad byte."""
-    if raw.startswith(b"\xef\xbb\xbf"):
-        raw = raw[3:]
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw.count(b"\n", 0, exc.start) + 1
-        column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
-        raise YamlProblem("file is not valid UTF-8 text", line, column) from None
-    if "\x00" in text:
-        offset = text.index("\x00")
-        line = text.count("\n", 0, offset) + 1
-        raise YamlProblem("file contains NUL bytes (binary data?)", line, 1)
-    return text.replace("\r\n", "\n")
-
-
-def split_documents(text: str) -> Iterator[tuple[int, str]]:
-    """Yield (0-based first line, text) for each document between ``---`` markers."""
-    start = 0
-    start_line = 0
-    counted_to = 0  # lines are counted incrementally: one pass over the text in all
-    for match in _DOC_MARKER.finditer(text):
-        if _only_directives(text[start : match.start()]):
-            continue  # `%YAML 1.1` / `%TAG` belong to the document after the marker
-        yield start_line, text[start : match.start()]
-        start_line += text.count("\n", counted_to, match.start())
-        counted_to = match.start()
-        # keep the marker line itself (blanked) so that columns after "--- " stay right
-        start = match.start()
-        if match.group(1) == "...":
-            start = match.end()
-    yield start_line, text[start:]
-
-
-def load_documents(text: str) -> Iterator[Loaded | Broken]:
-    """Parse every document of a (decoded) YAML stream, one at a time."""
-    index = 0
-    for first_line, chunk in split_documents(text):
-        if _only_comments(chunk):
-            continue  # a marker-only or comment-only chunk is not a document
-        fix = _line_fixer(chunk, first_line)
-        try:
-            built = _Builder(first_line, record=False).run(chunk)
-        except YamlProblem as problem:
-            problem.templated = "{{" in chunk
-            if fix is not None:
-                problem.line, problem.column = fix(problem.line, problem.column)
-            yield Broken(index, problem)
-        except yaml.MarkedYAMLError as exc:
-            mark = exc.problem_mark or exc.context_mark
-            line = (mark.line if mark else 0) + first_line + 1
-            column = (mark.column if mark else 0) + 1
-            if fix is not None:
-                line, column = fix(line, column)
-            found = YamlProblem(exc.problem or exc.context or "invalid YAML", line, column)
-            found.templated = "{{" in chunk
-            yield Broken(index, found)
-        except yaml.YAMLError as exc:
-            yield Broken(index, YamlProblem(str(exc).splitlines()[0], first_line + 1, 1))
-        else:
-            if built is None:
-                continue
-            data, _ = built
-            if len(chunk) > LOCATE_ABOVE:
-                positions = Positions(locate=functools.partial(_located, chunk, first_line, fix))
-            else:
-                build = functools.partial(_positions_of, chunk, first_line, fix)
-                positions = Positions(build=build)
-            yield Loaded(index, data, positions, first_line + 1)
-        index += 1
-
-
-def _only_directives(chunk: str) -> bool:
-    lines = [line.strip() for line in chunk.splitlines()]
-    lines = [line for line in lines if line and not line.startswith("#")]
-    return bool(lines) and all(line.startswith("%") for line in lines)
-
-
-_ODD_BREAKS = re.compile("[\r\x85\u2028\u2029]")
-_YAML_BREAKS = re.compile("\n|[\r\x85\u2028\u2029]")
-
-
-def _line_fixer(chunk: str, first_line: int) -> Callable[[int, int], tuple[int, int]] | None:
-    """YAML also breaks lines at CR, NEL, LS and PS; the file's lines (and editors) only at LF.
-    When a chunk has such characters, map the parser's (line, column) to the file's."""
-    if not _ODD_BREAKS.search(chunk):
-        return None
-    starts = [0] + [m.end() for m in _YAML_BREAKS.finditer(chunk)]
-
-    def fix(line: int, column: int) -> tuple[int, int]:
-        k = line - first_line - 1
-        if not 0 <= k < len(starts):
-            return line, column
-        start = starts[k]
-        file_line = first_line + 1 + chunk.count("\n", 0, start)
-        return file_line, column + start - (chunk.rfind("\n", 0, start) + 1)
-
-    return fix
-
-
-def _located(
-    chunk: str, first_line: int, fix: Callable[[int, int], tuple[int, int]] | None,
-    wanted: frozenset[Path],
-) -> RawTables:
-    return _positions_of(chunk, first_line, fix, wanted)
-
-
-def _positions_of(
-    chunk: str, first_line: int, fix: Callable[[int, int], tuple[int, int]] | None,
-    wanted: frozenset[Path] | None = None,
-) -> RawTables:
-    """The position tables of a document that already parsed once (so this cannot fail):
-    all of them, or only the ``wanted`` paths."""
-    builder = _Builder(first_line, record=True, wanted=wanted)
-    builder.run(chunk)
-    keys, values, scalars = builder.keys, builder.values, builder.scalars
-    if fix is not None:
-        for table in (keys, values):
-            for path, (line, column) in table.items():
-                table[path] = fix(line, column)
-        for path, (line, column, style) in scalars.items():
-            scalars[path] = (*fix(line, column), style)
-    return keys, values, scalars
-
-
-def _only_comments(chunk: str) -> bool:
-    for line in chunk.splitlines():
-        stripped = line.strip()
-        if stripped and not stripped.startswith("#") and stripped not in ("---", "..."):
-            return False
-    return True
-
-
-def load_single(text: str) -> Loaded:
-    """Parse text that must hold exactly one document (a spec or config file)."""
-    docs = [d for d in load_documents(text)]
-    for doc in docs:
-        if isinstance(doc, Broken):
-            raise doc.problem
-    loaded = [d for d in docs if isinstance(d, Loaded)]
-    if not loaded:
-        raise YamlProblem("file is empty", 1, 1)
-    if len(loaded) > 1:
-        raise YamlProblem("expected one YAML document, found several", loaded[1].start_line, 1)
-    return loaded[0]
 
 
 class _Discard(dict[Any, Any]):
@@ -564,3 +386,4 @@ class _Builder:
             return
         self.values[path] = self.raw_pos(event.start_mark)
         self.attach(value, size, event.start_mark)
+

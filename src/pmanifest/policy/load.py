@@ -1,0 +1,289 @@
+"""Loading policy files: the meta-schema, the checks a policy must pass before it can run,
+and the directories of user policies."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from pathlib import Path as FsPath
+from typing import Any
+
+from pmanifest.document import Path, Positions, dotted
+from pmanifest.errors import ConfigError
+from pmanifest.loader import Broken, YamlProblem, decode, load_documents
+from pmanifest.policy.messages import (
+    DEFAULT_MESSAGE,
+    _placeholder_problems,
+    substitute,
+    template_problem,
+)
+from pmanifest.policy.model import Match, Policy, PolicyTest
+from pmanifest.profile import DEFAULT_PROFILE, get_profile
+from pmanifest.rules import RULE_ID, SEVERITIES, SLUG, Rule, RuleMeta
+from pmanifest.workloads import ROLES
+
+RESERVED_PREFIX = "PM"
+TARGETS = ("object", "podSpec", "jobSpec", "containers")
+PLACEMENTS = ("preemptible", "standard", "any")
+POLICY_SUFFIXES = (".yaml", ".yml")
+BUILTIN_GLOB = "builtin-*.yaml"
+_TEXT = {"type": "string", "minLength": 1}
+_NAMES = {"type": "array", "items": _TEXT, "minItems": 1, "uniqueItems": True}
+META_SCHEMA: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "title": "pmanifest policy",
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["id", "slug", "severity", "summary", "rationale", "fix", "target", "schema"],
+    "properties": {
+        "id": {"type": "string", "pattern": RULE_ID.pattern},
+        "slug": {"type": "string", "pattern": SLUG.pattern},
+        "severity": {"enum": list(SEVERITIES)},
+        "summary": _TEXT,
+        "rationale": _TEXT,
+        "fix": _TEXT,
+        "match": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "kinds": _NAMES,
+                "roles": {"type": "array", "items": {"enum": [*ROLES, "daemon"]},
+                          "minItems": 1, "uniqueItems": True},
+                "placement": {"enum": list(PLACEMENTS)},
+                "labelSelector": {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "properties": {
+                        "matchLabels": {"type": "object",
+                                        "additionalProperties": {"type": "string"}},
+                        "matchExpressions": {"type": "array", "items": {
+                            "type": "object",
+                            "additionalProperties": False,
+                            "required": ["key", "operator"],
+                            "properties": {
+                                "key": _TEXT,
+                                "operator": {"enum": ["In", "NotIn", "Exists", "DoesNotExist"]},
+                                "values": {"type": "array", "items": {"type": "string"}},
+                            },
+                        }},
+                    },
+                },
+                "namespaces": _NAMES,
+            },
+        },
+        "target": {"enum": list(TARGETS)},
+        "schema": {"type": ["object", "boolean"]},
+        "message": _TEXT,
+        "tests": {"type": "array", "items": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["name", "manifest", "findings"],
+            "properties": {
+                "name": _TEXT,
+                "manifest": _TEXT,
+                "findings": {"type": "array",
+                             "items": {"type": "string", "pattern": r"^[0-9]+:[0-9]+ \S+$"}},
+                "profile": _TEXT,
+            },
+        }},
+    },
+}
+
+
+
+# --- loading -----------------------------------------------------------------------------------
+
+def load_policy_text(text: str, source: str, *, builtin: bool = False,
+                     strict: bool = True) -> list[Policy]:
+    """The policies of one file. ``strict`` validates with the meta-schema and checks each
+    schema (needs jsonschema); without it (the shipped policies, validated by the test
+    suite) only what is cheap is checked. Raises ConfigError naming the file and line."""
+    policies = []
+    for item in load_documents(text):
+        if isinstance(item, Broken):
+            raise ConfigError(f"invalid YAML: {item.problem.message}", source,
+                              item.problem.line, item.problem.column)
+        policies.append(_policy(item.data, item.positions, source, builtin, strict))
+    return policies
+
+
+def _policy(data: Any, positions: Positions, source: str, builtin: bool,
+            strict: bool) -> Policy:
+    def fail(message: str, path: Path, *, value: bool = False) -> ConfigError:
+        pos = positions.value_at(path) if value else positions.at(path)
+        return ConfigError(message, source, pos.line, pos.column)
+
+    if not isinstance(data, dict):
+        raise fail("a policy must be a mapping (id, slug, severity, ..., schema)", (),
+                   value=True)
+    if strict:
+        _check_meta_schema(data, fail)
+    elif not all(k in data for k in META_SCHEMA["required"]):
+        raise fail(f"a policy needs {', '.join(META_SCHEMA['required'])}", ())
+    if not builtin and str(data["id"]).upper().startswith(RESERVED_PREFIX):
+        raise fail(f"policy id {data['id']!r}: ids starting with {RESERVED_PREFIX} are "
+                   "reserved for pmanifest's own rules; use your own prefix (e.g. ACME001)",
+                   ("id",), value=True)
+    message = data.get("message", DEFAULT_MESSAGE)
+    problem = template_problem(message)
+    if problem:
+        raise fail(problem, ("message",), value=True)
+    for path, problem in _placeholder_problems(data["schema"]):
+        raise fail(problem, ("schema", *path), value=True)
+    if strict:
+        _check_json_schema(data["schema"], fail)
+    tests = tuple(PolicyTest(t["name"], t["manifest"], tuple(t["findings"]), t.get("profile"))
+                  for t in data.get("tests", []))
+    for i, t in enumerate(tests):
+        if t.profile is not None:
+            try:
+                get_profile(t.profile)
+            except ConfigError as exc:
+                raise fail(exc.message, ("tests", i, "profile"), value=True) from None
+    fail_example = next((t.manifest for t in tests if t.findings), "")
+    pass_example = next((t.manifest for t in tests if not t.findings), "")
+    meta = RuleMeta(str(data["id"]), str(data["slug"]), str(data["severity"]),
+                    " ".join(str(data["summary"]).split()), str(data["rationale"]).strip(),
+                    str(data["fix"]).strip(), fail_example, pass_example)
+    return Policy(meta, _match(data.get("match", {})), str(data["target"]), data["schema"],
+                  message, tests, source, positions.at(()).line, positions)
+
+
+def _match(raw: dict[str, Any]) -> Match:
+    selector = raw.get("labelSelector", {})
+    expressions = tuple((e["key"], e["operator"], frozenset(e.get("values", [])))
+                        for e in selector.get("matchExpressions", []))
+    return Match(
+        kinds=frozenset(raw["kinds"]) if "kinds" in raw else None,
+        roles=frozenset(raw["roles"]) if "roles" in raw else None,
+        placement=raw.get("placement", "any"),
+        match_labels=dict(selector.get("matchLabels", {})),
+        match_expressions=expressions,
+        namespaces=frozenset(raw["namespaces"]) if "namespaces" in raw else None,
+    )
+
+
+def _check_meta_schema(data: dict[str, Any], fail: Callable[..., ConfigError]) -> None:
+    import difflib
+
+    for error in _meta_validator().iter_errors(data):
+        path: Path = tuple(error.absolute_path)
+        where = dotted(path) or "the policy"
+        if error.validator == "additionalProperties":
+            allowed = sorted(error.schema.get("properties", {}))
+            for key in error.instance:
+                if key not in allowed:
+                    close = difflib.get_close_matches(str(key), allowed, n=1, cutoff=0.6)
+                    hint = (f"did you mean {close[0]!r}?" if close
+                            else f"allowed: {', '.join(allowed)}")
+                    raise fail(f"unknown key {key!r} in {where}; {hint}", (*path, key))
+        if error.validator == "required":
+            raise fail(f"{where}: {error.message}", path)
+        if error.validator == "pattern" and path == ("id",):
+            raise fail(f"policy id {error.instance!r} is malformed; use capital letters and "
+                       "digits ending in three digits, e.g. ACME001", path, value=True)
+        if error.validator == "pattern" and path == ("slug",):
+            raise fail(f"policy slug {error.instance!r} is malformed; use lowercase words "
+                       "joined by '-', e.g. gpu-job-priority-class", path, value=True)
+        raise fail(f"{where}: {error.message}", path, value=True)
+
+
+def _check_json_schema(schema: Any, fail: Callable[..., ConfigError]) -> None:
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import SchemaError
+
+    from pmanifest.policy.safety import problems
+
+    # check the schema as compiled for the default profile: placeholders become values
+    compiled = substitute(schema, get_profile(DEFAULT_PROFILE))
+    for where, problem in problems(compiled):
+        is_key = len(where) >= 2 and where[-2] == "patternProperties"
+        raise fail(problem, ("schema", *where), value=not is_key)
+    try:
+        Draft202012Validator.check_schema(compiled)
+    except SchemaError as exc:
+        path: Path = ("schema", *exc.absolute_path)
+        raise fail(f"schema is not a valid JSON Schema (draft 2020-12): {exc.message}", path,
+                   value=True) from None
+
+
+@functools.cache
+def _meta_validator() -> Any:
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(META_SCHEMA)
+
+
+def policy_files(directory: str | FsPath) -> list[FsPath]:
+    """The policy files of a directory (``*.yaml``, ``*.yml``; not recursive), sorted."""
+    path = FsPath(directory)
+    if not path.is_dir():
+        raise ConfigError("policy directory not found; give a directory of *.yaml policy "
+                          "files", str(directory))
+    files = sorted(p for p in path.iterdir() if p.suffix in POLICY_SUFFIXES and p.is_file())
+    if not files:
+        raise ConfigError("no policy files (*.yaml, *.yml) in this directory", str(directory))
+    return files
+
+
+def load_policy_dirs(directories: list[str] | tuple[str, ...]) -> list[Policy]:
+    """Every policy of the given user directories, validated, with ids and slugs unique
+    among them and against every registered rule. A directory given twice is read once."""
+    if not directories:
+        return []
+    from pmanifest.rules import registry
+
+    taken = {name: rule.source for rule in registry().values()
+             for name in (rule.meta.id, rule.meta.slug)}
+    policies: list[Policy] = []
+    seen: set[FsPath] = set()
+    for directory in directories:
+        resolved = FsPath(directory).resolve()
+        if resolved in seen:
+            continue
+        seen.add(resolved)
+        for path in policy_files(directory):
+            try:
+                text = decode(path.read_bytes())
+            except OSError as exc:
+                raise ConfigError(f"cannot read policy file: {exc.strerror}", str(path)) from None
+            except YamlProblem as problem:
+                raise ConfigError(problem.message, str(path), problem.line,
+                                  problem.column) from None
+            for policy in load_policy_text(text, str(path)):
+                _refuse_duplicate(policy, taken)
+                policies.append(policy)
+    return policies
+
+
+def _refuse_duplicate(policy: Policy, taken: dict[str, str]) -> None:
+    for key, name in (("id", policy.meta.id), ("slug", policy.meta.slug)):
+        if name in taken:
+            pos = policy.positions.value_at((key,))
+            raise ConfigError(f"policy {key} {name!r} is already defined by {taken[name]}; "
+                              f"give it another {key}", policy.source, pos.line, pos.column)
+    for name in (policy.meta.id, policy.meta.slug):
+        taken[name] = f"{policy.source}:{policy.line}"
+
+
+def builtin_policy_sources() -> list[tuple[str, str]]:
+    """(name, text) of every shipped ``policies/builtin-*.yaml``."""
+    import fnmatch
+    import importlib.resources
+
+    folder = importlib.resources.files("pmanifest.policies")
+    return [(f"policies/{entry.name}", entry.read_text(encoding="utf-8"))
+            for entry in sorted(folder.iterdir(), key=lambda e: e.name)
+            if fnmatch.fnmatch(entry.name, BUILTIN_GLOB)]
+
+
+@functools.cache
+def builtin_policies() -> tuple[Policy, ...]:
+    return tuple(policy for name, text in builtin_policy_sources()
+                 for policy in load_policy_text(text, name, builtin=True, strict=False))
+
+
+def builtin_policy_rules() -> list[Rule]:
+    return [policy.rule() for policy in builtin_policies()]
+
+

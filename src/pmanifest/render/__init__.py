@@ -1,0 +1,145 @@
+"""Spec -> Kubernetes objects through the Jinja2 templates in ``pmanifest.templates``.
+
+Safety by construction: templates run in Jinja's sandbox with undefined variables as errors,
+and every ``{{ expression }}`` goes through ``_finalize``, which turns strings into YAML
+double-quoted scalars written by PyYAML's emitter (so no spec string is ever interpreted as
+YAML or Jinja), and lists/maps into flow collections of such scalars. The rendered text is
+parsed back with the safe loader, validated against the Kubernetes schema of the target
+version and only then dumped. The SIGTERM wrapper is fixed text; the user's argv reaches it
+as positional parameters, never pasted into the script.
+
+The whole output is built as one string; nothing is printed until everything succeeded.
+"""
+
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path as FsPath
+from typing import Any
+
+from pmanifest.errors import ConfigError, InputError, SpecError
+from pmanifest.loader import YamlProblem
+from pmanifest.profile import Profile, get_profile
+from pmanifest.render.context import workload_context
+from pmanifest.render.templates import _environment, _render_one, _wrapper_text
+from pmanifest.render.yamltext import Yaml, dump_yaml, quote, to_yaml
+from pmanifest.schema import DEFAULT_KUBERNETES_VERSION, resolve_version, version_tuple
+from pmanifest.spec import MIN_JOB_VERSION, Spec, Workload, load_spec
+
+__all__ = ["RenderOptions", "Yaml", "dump_yaml", "quote", "read_spec", "render_objects",
+           "render_text", "to_yaml"]
+
+KIND_ORDER = ("Service", "PodDisruptionBudget", "Deployment", "Job")
+TEMPLATES = {
+    "Service": "service.yaml.j2",
+    "PodDisruptionBudget": "poddisruptionbudget.yaml.j2",
+    "Deployment": "deployment.yaml.j2",
+    "Job": "job.yaml.j2",
+}
+
+
+# --- public entry point -----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class RenderOptions:
+    kubernetes_version: str | None = None
+    templates_dir: str | None = None
+    output: str = "yaml"  # yaml | json
+    profile: str | None = None  # provider profile; overrides cluster.profile
+
+
+def render_text(text: str, file: str, options: RenderOptions | None = None,
+                profile: Profile | None = None) -> str:
+    """The complete output for one spec, or a PmanifestError; never a partial result."""
+    options = options or RenderOptions()
+    if profile is None and options.profile is not None:
+        profile = get_profile(options.profile)
+    spec = load_spec(text, file, profile)  # None: cluster.profile, else the default
+    profile = spec.profile
+    version = _target_version(spec, options.kubernetes_version)
+    _check_job_support(spec, version)
+    env = _environment(options.templates_dir)
+    objects = render_objects(spec, version, env, profile)
+    if options.output == "json":
+        listing = {"apiVersion": "v1", "kind": "List", "items": objects}
+        return json.dumps(listing, indent=2, ensure_ascii=False) + "\n"
+    if options.output != "yaml":
+        raise ConfigError(f"unknown output format {options.output!r}; use yaml or json")
+    return dump_yaml(objects)
+
+
+def render_objects(spec: Spec, version: str, env: Any, profile: Profile) -> list[dict[str, Any]]:
+    wrapper = _wrapper_text(env)
+    rendered: list[tuple[int, int, dict[str, Any]]] = []
+    for n, workload in enumerate(spec.workloads):
+        context = workload_context(workload, spec, version, profile, wrapper)
+        for kind in _kinds(workload):
+            obj = _render_one(env, TEMPLATES[kind], context, version)
+            rendered.append((KIND_ORDER.index(kind), n, obj))
+    rendered.sort(key=lambda item: (item[0], item[1]))
+    return [obj for _, _, obj in rendered]
+
+
+def _kinds(w: Workload) -> list[str]:
+    if w.role == "worker":
+        return ["Job"]
+    kinds = ["Deployment"]
+    if w.ports:
+        kinds.append("Service")
+    if w.role == "serving" and w.replicas >= 2:
+        kinds.append("PodDisruptionBudget")
+    return kinds
+
+
+
+# --- version ----------------------------------------------------------------------------------
+
+def _target_version(spec: Spec, flag: str | None) -> str:
+    if flag is not None:
+        try:
+            return resolve_version(flag)
+        except ConfigError as exc:
+            raise SpecError(f"--kubernetes-version: {exc.message}", spec.file) from None
+    if spec.kubernetes_version is None:
+        return DEFAULT_KUBERNETES_VERSION
+    try:
+        return resolve_version(spec.kubernetes_version)
+    except ConfigError as exc:
+        raise spec.error(("cluster", "kubernetesVersion"),
+                         f"{exc.message}; change cluster.kubernetesVersion") from None
+
+
+def _check_job_support(spec: Spec, version: str) -> None:
+    if version_tuple(version) >= MIN_JOB_VERSION:
+        return
+    for w in spec.workloads:
+        if w.role == "worker":
+            need = ".".join(str(p) for p in MIN_JOB_VERSION)
+            raise spec.error(w.path, f"worker {w.name!r} renders a Job, which needs Kubernetes "
+                             f"{need} or later (podFailurePolicy, which keeps preemptions from "
+                             f"counting as failures, is off by default before); target is "
+                             f"{version}, so set cluster.kubernetesVersion or "
+                             f"--kubernetes-version to {need} or later", value=False)
+
+
+
+def read_spec(path: str) -> tuple[str, str]:
+    """(text, display name) of a spec file, ``-`` for stdin; InputError when unreadable."""
+    import sys
+
+    from pmanifest.loader import decode
+
+    name = "<stdin>" if path == "-" else path
+    try:
+        raw = sys.stdin.buffer.read() if path == "-" else FsPath(path).read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read the spec: {exc.strerror or exc}; check the path",
+                         name) from None
+    try:
+        return decode(raw), name
+    except YamlProblem as problem:
+        raise SpecError(f"{problem.message}; save the spec as UTF-8 text", name, problem.line,
+                        problem.column) from None
+

@@ -1,0 +1,154 @@
+"""Everything the templates need, decided here and laid out there: the context of one
+workload (metadata, Job knobs, pod placement, volumes, the main container)."""
+
+from __future__ import annotations
+
+import posixpath
+from typing import Any
+
+from pmanifest.profile import Profile
+from pmanifest.schema import version_tuple
+from pmanifest.spec import SHARED_VOLUME_NAME, Spec, Volume, Workload
+
+WRAPPER_NAME = "pmanifest-sigterm"  # $0 of the wrapper, visible in ps
+HANDLER_EXIT_CODE = 143  # 128 + SIGTERM: what the wrapper (and a killed process) exits with
+POD_REPLACEMENT_SINCE = (1, 29)  # podReplacementPolicy beta, on by default (GA 1.34)
+# Before 1.29 the OpenAPI schema marks onPodConditions required in every podFailurePolicy rule,
+# even in an onExitCodes rule; the API server accepts an empty list there.
+CONDITIONS_OPTIONAL_SINCE = (1, 29)
+
+
+def workload_context(w: Workload, spec: Spec, version: str, profile: Profile,
+                     wrapper: str) -> dict[str, Any]:
+    labels = {
+        "app.kubernetes.io/name": w.name,
+        "app.kubernetes.io/managed-by": "pmanifest",
+        "pmanifest.io/role": w.role,
+        **w.labels,
+    }
+    metadata: dict[str, Any] = {"name": w.name, "labels": labels}
+    if w.namespace is not None:
+        metadata = {"name": w.name, "namespace": w.namespace, "labels": labels}
+    return {
+        "workload": {
+            "name": w.name,
+            "role": w.role,
+            "compute": w.compute,
+            "metadata": metadata,
+            "labels": labels,
+            "selector": {"app.kubernetes.io/name": w.name},
+            "replicas": w.replicas,
+            "ports": list(w.ports),
+        },
+        "job": _job_context(w, version),
+        "deployment": {"strategy": "Recreate" if w.role == "coordinator" else "RollingUpdate"},
+        "pod": _pod_context(w, spec, profile, wrapper),
+        "kubernetes_version": version,
+    }
+
+
+def _job_context(w: Workload, version: str) -> dict[str, Any]:
+    return {
+        "backoff_limit": w.backoff_limit,
+        "parallelism": w.parallelism,
+        "completions": w.completions,
+        # Indexed when completions are given: each index is one shard, and the pod that
+        # replaces a preempted one resumes the same shard (JOB_COMPLETION_INDEX) from its
+        # checkpoint instead of starting an arbitrary one.
+        "completion_mode": "Indexed" if w.completions is not None else None,
+        "pod_replacement_policy": (
+            "Failed" if version_tuple(version) >= POD_REPLACEMENT_SINCE else None),
+        "handler_exit_code": HANDLER_EXIT_CODE,
+        "empty_pod_conditions": version_tuple(version) < CONDITIONS_OPTIONAL_SINCE,
+    }
+
+
+def _pod_context(w: Workload, spec: Spec, profile: Profile, wrapper: str) -> dict[str, Any]:
+    node_selector = dict(w.node_selector)
+    affinity = None
+    tolerations = [dict(t) for t in w.tolerations]
+    if w.compute == "preemptible":
+        node_selector = {**profile.preemptible_selector, **node_selector}
+        taint = _taint_toleration(profile)
+        if taint is not None and taint not in tolerations:
+            tolerations.append(taint)
+    else:
+        affinity = {"key": profile.label_key, "operator": "NotIn",
+                    "values": [profile.label_value]}
+    volumes: list[dict[str, Any]] = []
+    mounts: list[dict[str, Any]] = []
+    if spec.shared_volume is not None:
+        volumes.append({"name": SHARED_VOLUME_NAME,
+                        "claimName": spec.shared_volume.claim_name,
+                        "mountPath": spec.shared_volume.mount_path})
+        mounts.append({"name": SHARED_VOLUME_NAME, "mountPath": spec.shared_volume.mount_path})
+    for volume in w.volumes:
+        volumes.append({"name": volume.name, volume.source: volume.value})
+        mounts.append(_mount(volume))
+    return {
+        "node_selector": node_selector,
+        "required_affinity": affinity,
+        "grace_period_seconds": w.checkpoint.grace_period_seconds if w.checkpoint else None,
+        "service_account_name": w.service_account_name,
+        "tolerations": tolerations,
+        "volumes": volumes,
+        "container": _container_context(w, wrapper, mounts),
+    }
+
+
+def _mount(volume: Volume) -> dict[str, Any]:
+    mount: dict[str, Any] = {"name": volume.name, "mountPath": volume.mount_path}
+    if volume.read_only:
+        mount["readOnly"] = True
+    if volume.sub_path is not None:
+        mount["subPath"] = volume.sub_path
+    return mount
+
+
+def _taint_toleration(profile: Profile) -> dict[str, Any] | None:
+    """The toleration preemptible pods need where the provider taints its nodes (AKS)."""
+    taint = profile.taint
+    if taint is None:
+        return None
+    if taint.value is None:
+        return {"key": taint.key, "operator": "Exists", "effect": taint.effect}
+    return {"key": taint.key, "operator": "Equal", "value": taint.value, "effect": taint.effect}
+
+
+def _container_context(w: Workload, wrapper: str, mounts: list[dict[str, Any]]
+                       ) -> dict[str, Any]:
+    command = list(w.command) if w.command is not None else None
+    args = list(w.args) if w.args else None
+    pre_stop = None
+    ckpt = w.checkpoint
+    if ckpt is not None and ckpt.trigger == "sigterm" and w.main_argv is not None:
+        # /bin/sh -c WRAPPER $0 N CHECKPOINT_ARGV... and, as args, MAIN_ARGV...
+        command = ["/bin/sh", "-c", wrapper, WRAPPER_NAME, str(len(ckpt.command)),
+                   *ckpt.command]
+        args = list(w.main_argv)
+    elif ckpt is not None and ckpt.trigger == "preStop":
+        pre_stop = list(ckpt.command)
+    env = [{"name": k, "value": v} for k, v in w.env.items()]
+    if ckpt is not None and ckpt.dir is not None:
+        env.append({"name": "CHECKPOINT_DIR", "value": posixpath.normpath(ckpt.dir)})
+    limits: dict[str, str | int] = dict(w.resources.get("limits", {}))
+    if w.gpus:
+        limits["nvidia.com/gpu"] = w.gpus
+    resources: dict[str, Any] = {}
+    if w.resources.get("requests"):
+        resources["requests"] = dict(w.resources["requests"])
+    if limits:
+        resources["limits"] = limits
+    return {
+        "name": w.name,
+        "image": w.image,
+        "command": command,
+        "args": args,
+        "env": env,
+        "ports": [{"name": f"port-{p}", "containerPort": p} for p in w.ports],
+        "resources": resources,
+        "pre_stop": pre_stop,
+        "volume_mounts": mounts,
+    }
+
+

@@ -1,0 +1,111 @@
+"""The Jinja2 templates: the sandboxed environment (``--templates`` first, then the built-in
+ones), and one template rendered, parsed back and schema-validated."""
+
+from __future__ import annotations
+
+import functools
+import importlib.resources
+from collections.abc import Callable
+from pathlib import Path as FsPath
+from typing import Any
+
+from pmanifest.errors import InputError, TemplateError
+from pmanifest.loader import YamlProblem, load_single
+from pmanifest.render.yamltext import _finalize, quote, to_yaml
+from pmanifest.schema import validate
+
+WRAPPER_TEMPLATE = "sigterm-wrapper.sh"
+_BUILTIN_PREFIX = "pmanifest/templates/"
+
+
+def _builtin_source(name: str) -> tuple[str, str, Callable[[], bool]] | None:
+    resource = importlib.resources.files("pmanifest.templates").joinpath(name)
+    if "/" in name or "\\" in name or not resource.is_file():
+        return None
+    return resource.read_text(encoding="utf-8"), _BUILTIN_PREFIX + name, lambda: True
+
+
+def _user_source(root: FsPath, name: str) -> tuple[str, str, Callable[[], bool]] | None:
+    """A template of ``--templates DIR`` by plain file name. Nothing outside the directory is
+    readable: not through ``..`` or an absolute name, nor through a symbolic link."""
+    if "/" in name or "\\" in name or name in ("", ".", ".."):
+        return None
+    path = root / name
+    if not path.is_file():
+        return None
+    real = path.resolve()
+    if real.parent != root:
+        raise InputError(f"template {name!r} leads outside the --templates directory "
+                         f"(to {real}); copy the file into the directory instead", str(path))
+    mtime = real.stat().st_mtime
+    return real.read_text(encoding="utf-8"), str(path), lambda: real.stat().st_mtime == mtime
+
+
+def _environment(templates_dir: str | None) -> Any:
+    from jinja2 import ChoiceLoader, FunctionLoader, StrictUndefined
+    from jinja2.sandbox import SandboxedEnvironment
+
+    loaders: list[Any] = []
+    if templates_dir is not None:
+        if not FsPath(templates_dir).is_dir():
+            raise InputError("--templates: not a directory; give a directory of *.j2 files",
+                             templates_dir)
+        root = FsPath(templates_dir).resolve()
+        loaders.append(FunctionLoader(functools.partial(_user_source, root)))
+    loaders.append(FunctionLoader(_builtin_source))
+    env = SandboxedEnvironment(
+        loader=ChoiceLoader(loaders), undefined=StrictUndefined, autoescape=False,
+        finalize=_finalize, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
+    )
+    env.filters["q"] = quote
+    env.filters["yaml"] = to_yaml
+    return env
+
+
+def _wrapper_text(env: Any) -> str:
+    from jinja2 import TemplateNotFound
+
+    try:
+        source, _, _ = env.loader.get_source(env, WRAPPER_TEMPLATE)
+    except TemplateNotFound:
+        raise TemplateError("template not found; reinstall pmanifest",
+                            _BUILTIN_PREFIX + WRAPPER_TEMPLATE) from None
+    text: str = source
+    return text
+
+
+def _render_one(env: Any, name: str, context: dict[str, Any], version: str) -> dict[str, Any]:
+    from jinja2 import TemplateError as JinjaError
+    from jinja2 import TemplateNotFound, TemplateSyntaxError
+
+    filename = _BUILTIN_PREFIX + name
+    try:
+        template = env.get_template(name)
+        filename = template.filename or filename
+        text = template.render(**context)
+    except TemplateSyntaxError as exc:
+        raise TemplateError(f"template syntax error: {exc.message}; fix the template",
+                            exc.filename or filename, exc.lineno) from None
+    except TemplateNotFound as exc:
+        raise TemplateError(f"template {exc.name!r} not found; add it to --templates or "
+                            "reinstall pmanifest", filename) from None
+    except (JinjaError, TypeError) as exc:
+        raise TemplateError(f"template failed: {exc}; fix the template", filename) from None
+    try:
+        obj = load_single(text).data
+    except YamlProblem as problem:
+        raise TemplateError(f"rendered text is not valid YAML (line {problem.line}, column "
+                            f"{problem.column} of the output): {problem.message}; fix the "
+                            "template", filename) from None
+    if not isinstance(obj, dict) or not isinstance(obj.get("kind"), str):
+        raise TemplateError("template must render one mapping with apiVersion and kind; fix "
+                            "the template", filename)
+    problems = validate(obj, version)
+    if problems:
+        first = problems[0]
+        where = ".".join(str(p) for p in first.path) or "(root)"
+        raise TemplateError(f"rendered {obj['kind']} is not valid for Kubernetes {version}: "
+                            f"{where}: {first.message}; fix the template", filename)
+    return obj
+
+

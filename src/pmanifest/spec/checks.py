@@ -1,0 +1,269 @@
+"""Semantic checks on schema-valid spec data (what a JSON Schema cannot say: the
+preemptible contract, checkpoints on the shared volume, unique names), and the construction
+of the model."""
+
+from __future__ import annotations
+
+import posixpath
+from typing import Any
+
+from pmanifest.document import Path, Positions, dotted
+from pmanifest.errors import PmanifestError
+from pmanifest.profile import Profile
+from pmanifest.spec.model import (
+    _ENV_NAME,
+    _LABEL_NAME,
+    _LABEL_PREFIX,
+    _LABEL_VALUE,
+    DEFAULT_BACKOFF_LIMIT,
+    DEFAULT_REPLICAS,
+    RESERVED_LABELS,
+    SHARED_VOLUME_NAME,
+    VOLUME_SOURCES,
+    Checkpoint,
+    SharedVolume,
+    Spec,
+    Volume,
+    Workload,
+    spec_error,
+)
+
+
+class Checker:
+    """Semantic checks on schema-valid data, and the construction of the model."""
+
+    def __init__(self, data: dict[str, Any], positions: Positions, file: str,
+                 profile: Profile) -> None:
+        self.data = data
+        self.positions = positions
+        self.file = file
+        self.profile = profile
+
+    def fail(self, path: Path, message: str, *, value: bool = True) -> PmanifestError:
+        return spec_error(self.file, self.positions, path, message, value=value)
+
+    def spec(self) -> Spec:
+        cluster = self.data.get("cluster", {})
+        volume = cluster.get("sharedVolume")
+        shared = None
+        if volume is not None:
+            mount = posixpath.normpath(volume["mountPath"])
+            if mount == "/":
+                raise self.fail(("cluster", "sharedVolume", "mountPath"),
+                                "the shared volume cannot be mounted at /; use a directory "
+                                "such as /mnt/shared")
+            shared = SharedVolume(volume["claimName"], mount)
+        defaults = self.data.get("defaults", {})
+        self.check_shared(defaults, ("defaults",))
+        default_volumes = self.volumes(("defaults",), defaults, shared)
+        workloads = []
+        seen: dict[str, int] = {}
+        for i, raw in enumerate(self.data["workloads"]):
+            workload = self.workload(i, raw, defaults, shared, default_volumes)
+            if workload.name in seen:
+                raise self.fail(("workloads", i, "name"),
+                                f"workload name {workload.name!r} is already used by "
+                                f"workloads[{seen[workload.name]}]; give each workload its "
+                                "own name")
+            seen[workload.name] = i
+            workloads.append(workload)
+        return Spec(self.file, cluster.get("kubernetesVersion"), shared, tuple(workloads),
+                    self.positions, self.profile)
+
+    def check_shared(self, raw: dict[str, Any], path: Path) -> None:
+        for key, value in raw.get("labels", {}).items():
+            self.check_label((*path, "labels", key), key, value)
+        for key in raw.get("env", {}):
+            if not _ENV_NAME.match(key):
+                raise self.fail((*path, "env", key), f"environment variable name {key!r} is "
+                                "not valid; use letters, digits, '_', '-' and '.', not "
+                                "starting with a digit", value=False)
+        label = self.profile.label_key
+        if label in raw.get("nodeSelector", {}):
+            raise self.fail((*path, "nodeSelector", label), f"nodeSelector must not set "
+                            f"{label!r}; use compute: preemptible or compute: standard",
+                            value=False)
+
+    def check_label(self, path: Path, key: str, value: str) -> None:
+        if key in RESERVED_LABELS:
+            raise self.fail(path, f"label {key!r} is set by pmanifest; remove it", value=False)
+        prefix, _, name = key.rpartition("/")
+        if (len(name) > 63 or not _LABEL_NAME.match(name)
+                or (prefix and (len(prefix) > 253 or not _LABEL_PREFIX.match(prefix)))):
+            raise self.fail(path, f"label key {key!r} is not a valid Kubernetes label key; use "
+                            "[prefix/]name with a DNS prefix and a name of at most 63 "
+                            "alphanumerics, '-', '_' or '.'", value=False)
+        if len(value) > 63 or not _LABEL_VALUE.match(value):
+            raise self.fail(path, f"label value {value!r} is not a valid Kubernetes label "
+                            "value; use at most 63 alphanumerics, '-', '_' or '.', starting "
+                            "and ending with an alphanumeric")
+
+    def workload(self, i: int, raw: dict[str, Any], defaults: dict[str, Any],
+                 shared: SharedVolume | None, default_volumes: list[tuple[Path, Volume]]
+                 ) -> Workload:
+        path: Path = ("workloads", i)
+        self.check_shared(raw, path)
+        volumes = self.unique_volumes([*default_volumes, *self.volumes(path, raw, shared)])
+        role = raw.get("role", "worker")
+        compute = raw.get("compute", "preemptible" if role == "worker" else "standard")
+        if role != "worker" and compute == "preemptible":
+            raise self.fail((*path, "compute"), f"{role} workloads cannot run on preemptible "
+                            "compute (compute: preemptible); remove it or use role: worker")
+        self.check_role_fields(path, raw, role)
+        image = raw.get("image", defaults.get("image"))
+        if image is None:
+            raise self.fail(path, f"workload {raw['name']!r} has no image; add image: "
+                            "<registry/repository:tag> (or set it in defaults)", value=False)
+        command = _argv(raw["command"]) if "command" in raw else None
+        if command is None and "args" in raw:
+            raise self.fail((*path, "args"), "args without command would replace the image's "
+                            "CMD only; add command: [...] as well", value=False)
+        checkpoint = self.checkpoint(path, raw, compute, shared, command)
+        env = {**_env(defaults.get("env", {})), **_env(raw.get("env", {}))}
+        if checkpoint is not None and checkpoint.dir is not None and "CHECKPOINT_DIR" in env:
+            env_path = (*path, "env", "CHECKPOINT_DIR")
+            raise self.fail(env_path if "CHECKPOINT_DIR" in raw.get("env", {}) else path,
+                            "CHECKPOINT_DIR is set from checkpoint.dir; remove it from env",
+                            value=False)
+        resources = {k: dict(v) for k, v in raw.get("resources", {}).items()}
+        if raw.get("gpus") and "nvidia.com/gpu" in resources.get("limits", {}):
+            raise self.fail((*path, "resources", "limits", "nvidia.com/gpu"),
+                            "nvidia.com/gpu is set from gpus; remove it from resources.limits",
+                            value=False)
+        return Workload(
+            index=i, name=raw["name"], role=role, compute=compute, image=image,
+            command=command, args=_argv(raw.get("args", [])), env=env,
+            gpus=raw.get("gpus", 0), parallelism=raw.get("parallelism"),
+            completions=raw.get("completions"),
+            replicas=raw.get("replicas", DEFAULT_REPLICAS.get(role, 1)),
+            ports=tuple(raw.get("ports", [])), checkpoint=checkpoint,
+            namespace=raw.get("namespace", defaults.get("namespace")),
+            labels={**defaults.get("labels", {}), **raw.get("labels", {})},
+            node_selector={**defaults.get("nodeSelector", {}), **raw.get("nodeSelector", {})},
+            tolerations=tuple(raw.get("tolerations", defaults.get("tolerations", []))),
+            service_account_name=raw.get("serviceAccountName",
+                                         defaults.get("serviceAccountName")),
+            resources=resources,
+            backoff_limit=raw.get("backoffLimit", DEFAULT_BACKOFF_LIMIT),
+            volumes=volumes,
+        )
+
+    def volumes(self, path: Path, raw: dict[str, Any], shared: SharedVolume | None
+                ) -> list[tuple[Path, Volume]]:
+        """The extra volumes of ``raw`` (defaults or one workload), each with its path."""
+        out = []
+        for j, item in enumerate(raw.get("volumes", [])):
+            vpath = (*path, "volumes", j)
+            out.append((vpath, self.volume(vpath, item, shared)))
+        return out
+
+    def volume(self, path: Path, item: dict[str, Any], shared: SharedVolume | None) -> Volume:
+        name = item["name"]
+        if name == SHARED_VOLUME_NAME:
+            raise self.fail((*path, "name"), f"volume name {name!r} is taken by the shared "
+                            "volume; choose another name")
+        mount = item["mountPath"]
+        if ".." in mount.split("/"):
+            raise self.fail((*path, "mountPath"), f"mountPath {mount!r} contains '..'; give "
+                            "the absolute path without it")
+        normal = _absolute(mount)
+        if normal == "/":
+            raise self.fail((*path, "mountPath"), "a volume cannot be mounted at /; use a "
+                            "directory such as /mnt/data")
+        if shared is not None and _inside(normal, _absolute(shared.mount_path)):
+            where = ("is the shared volume's mountPath" if normal == _absolute(
+                shared.mount_path) else f"is inside the shared volume (mounted at "
+                f"{shared.mount_path})")
+            raise self.fail((*path, "mountPath"), f"mountPath {mount!r} {where}, which it "
+                            "would hide and whose writes it would catch; mount it outside "
+                            f"{shared.mount_path}")
+        sub_path = item.get("subPath")
+        if sub_path is not None and (sub_path.startswith("/") or ".." in sub_path.split("/")):
+            raise self.fail((*path, "subPath"), f"subPath {sub_path!r} must be a relative "
+                            "path inside the volume, without '..'; e.g. subPath: datasets")
+        source = next(key for key in VOLUME_SOURCES if key in item)  # the schema checked one
+        value = dict(item[source]) if source == "emptyDir" else item[source]
+        return Volume(name, normal, source, value, item.get("readOnly", False), sub_path)
+
+    def unique_volumes(self, volumes: list[tuple[Path, Volume]]) -> tuple[Volume, ...]:
+        """The merged list of a workload, refused where a name or mountPath repeats."""
+        names: dict[str, Path] = {}
+        mounts: dict[str, Path] = {}
+        for path, volume in volumes:
+            if volume.name in names:
+                raise self.fail((*path, "name"), f"volume name {volume.name!r} is already "
+                                f"used by {dotted(names[volume.name])}; give each volume its "
+                                "own name")
+            if volume.mount_path in mounts:
+                raise self.fail((*path, "mountPath"), f"mountPath {volume.mount_path!r} is "
+                                f"already used by {dotted(mounts[volume.mount_path])}; mount "
+                                "each volume at its own path")
+            names[volume.name] = path
+            mounts[volume.mount_path] = path
+        return tuple(volume for _, volume in volumes)
+
+    def check_role_fields(self, path: Path, raw: dict[str, Any], role: str) -> None:
+        only = {"parallelism": "worker", "completions": "worker", "backoffLimit": "worker",
+                "replicas": "coordinator or serving"}
+        for key, roles in only.items():
+            if key in raw and role not in roles:
+                raise self.fail((*path, key), f"{key} applies to {roles} workloads, not "
+                                f"{role}; remove it or change role", value=False)
+        if raw.get("ports") and role != "worker" and not raw["name"][0].isalpha():
+            raise self.fail((*path, "name"), f"name {raw['name']!r} must start with a letter "
+                            "because it also names the Service (DNS-1035); rename it")
+
+    def checkpoint(self, path: Path, raw: dict[str, Any], compute: str,
+                   shared: SharedVolume | None, command: tuple[str, ...] | None
+                   ) -> Checkpoint | None:
+        body = raw.get("checkpoint")
+        if body is None:
+            return None
+        cpath = (*path, "checkpoint")
+        cap = self.profile.grace_period_cap
+        grace = body.get("gracePeriodSeconds", cap)
+        if compute == "preemptible" and grace > cap:
+            raise self.fail((*cpath, "gracePeriodSeconds"), f"gracePeriodSeconds {grace} is "
+                            f"above the {cap} s cap of preemptible nodes (the node is removed "
+                            f"after {self.profile.drain_window_seconds} s); use at most {cap}")
+        if body["trigger"] == "sigterm" and command is None:
+            raise self.fail((*cpath, "trigger"), "trigger: sigterm wraps the main command, "
+                            "but the workload has no command; add command: [...] or use "
+                            "trigger: preStop")
+        ckpt_dir = body.get("dir")
+        if ckpt_dir is not None:
+            self.check_dir((*cpath, "dir"), ckpt_dir, shared)
+        cmd = body["command"]
+        argv = ("/bin/sh", "-c", cmd) if isinstance(cmd, str) else _argv(cmd)
+        return Checkpoint(argv, body["trigger"], grace, ckpt_dir)
+
+    def check_dir(self, path: Path, ckpt_dir: str, shared: SharedVolume | None) -> None:
+        if shared is None:
+            raise self.fail(path, f"checkpoint dir {ckpt_dir!r} needs a shared volume, and "
+                            "the spec has none; add cluster.sharedVolume {claimName, "
+                            "mountPath} and put the dir under its mountPath")
+        normal = posixpath.normpath(ckpt_dir)
+        inside = ckpt_dir.startswith("/") and (
+            normal == shared.mount_path or normal.startswith(shared.mount_path + "/"))
+        if not inside:
+            raise self.fail(path, f"checkpoint dir {ckpt_dir!r} is not on the shared volume "
+                            f"(mounted at {shared.mount_path}); checkpoints elsewhere are lost "
+                            f"with the node, so use a path under {shared.mount_path}/")
+
+
+def _absolute(path: str) -> str:
+    """``path`` normalised, with one leading slash (normpath keeps a leading ``//``)."""
+    return "/" + posixpath.normpath(path).lstrip("/")
+
+
+def _inside(path: str, directory: str) -> bool:
+    return path == directory or path.startswith(directory.rstrip("/") + "/")
+
+
+def _argv(items: list[str | int]) -> tuple[str, ...]:
+    return tuple(str(item) for item in items)
+
+
+def _env(raw: dict[str, str | int]) -> dict[str, str]:
+    return {key: str(value) for key, value in raw.items()}
+

@@ -1,0 +1,118 @@
+"""The validated spec: constants of the spec format and the frozen model ``load_spec``
+returns (render reads only this)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from pmanifest.document import Path, Positions
+from pmanifest.errors import SpecError
+from pmanifest.profile import DEFAULT_PROFILE, Profile, get_profile
+
+API_VERSION = "pmanifest/v1"
+ROLES = ("worker", "coordinator", "serving")
+COMPUTE = ("preemptible", "standard")
+TRIGGERS = ("sigterm", "preStop")
+_DEFAULT = get_profile(DEFAULT_PROFILE)  # for the defaults the schema documents
+DEFAULT_GRACE_SECONDS = _DEFAULT.grace_period_cap  # the whole window of the active profile
+DEFAULT_BACKOFF_LIMIT = 3
+DEFAULT_REPLICAS = {"serving": 2, "coordinator": 1}
+MIN_JOB_VERSION = (1, 26)  # podFailurePolicy is on by default from 1.26 (beta), GA in 1.31
+
+DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_LABEL_NAME = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)$")
+_LABEL_PREFIX = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+_ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")
+RESERVED_LABELS = ("app.kubernetes.io/name", "app.kubernetes.io/managed-by", "pmanifest.io/role")
+SHARED_VOLUME_NAME = "shared"  # the pod volume of cluster.sharedVolume
+DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+# spec key of each volume source -> what it mounts (for messages)
+VOLUME_SOURCES = {"claimName": "a PersistentVolumeClaim", "configMap": "a ConfigMap",
+                  "secret": "a Secret", "emptyDir": "an emptyDir"}
+
+
+@dataclass(frozen=True)
+class SharedVolume:
+    claim_name: str
+    mount_path: str
+
+
+@dataclass(frozen=True)
+class Volume:
+    """An extra volume: ``source`` is its spec key (claimName, configMap, secret, emptyDir)
+    and ``value`` that key's value (an object name, or the emptyDir mapping)."""
+
+    name: str
+    mount_path: str
+    source: str
+    value: str | dict[str, str | int]
+    read_only: bool = False
+    sub_path: str | None = None
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    command: tuple[str, ...]
+    trigger: str
+    grace_period_seconds: int
+    dir: str | None
+
+
+@dataclass(frozen=True)
+class Workload:
+    index: int
+    name: str
+    role: str
+    compute: str
+    image: str
+    command: tuple[str, ...] | None
+    args: tuple[str, ...]
+    env: dict[str, str]
+    gpus: int
+    parallelism: int | None
+    completions: int | None
+    replicas: int
+    ports: tuple[int, ...]
+    checkpoint: Checkpoint | None
+    namespace: str | None
+    labels: dict[str, str]
+    node_selector: dict[str, str]
+    tolerations: tuple[dict[str, Any], ...]
+    service_account_name: str | None
+    resources: dict[str, dict[str, str | int]]
+    backoff_limit: int
+    volumes: tuple[Volume, ...] = ()
+
+    @property
+    def path(self) -> Path:
+        return ("workloads", self.index)
+
+    @property
+    def main_argv(self) -> tuple[str, ...] | None:
+        if self.command is None:
+            return None
+        return self.command + self.args
+
+
+@dataclass(frozen=True)
+class Spec:
+    file: str
+    kubernetes_version: str | None
+    shared_volume: SharedVolume | None
+    workloads: tuple[Workload, ...]
+    positions: Positions = field(repr=False)
+    profile: Profile = field(default=_DEFAULT, repr=False)
+
+    def error(self, path: Path, message: str, *, value: bool = True) -> SpecError:
+        """A SpecError at ``path`` (its value, or its key with ``value=False``)."""
+        return spec_error(self.file, self.positions, path, message, value=value)
+
+
+def spec_error(file: str, positions: Positions, path: Path, message: str, *,
+           value: bool = True) -> SpecError:
+    pos = positions.value_at(path) if value else positions.at(path)
+    return SpecError(message, file, pos.line, pos.column)
+

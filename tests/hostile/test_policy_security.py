@@ -1,0 +1,230 @@
+"""Policies are untrusted input (a linted repository's own config names them): nothing they say
+may fetch a URL, read a file, loop, backtrack catastrophically or build huge messages.
+Every case runs the real CLI and compares exit code, stdout and stderr exactly."""
+
+from __future__ import annotations
+
+import http.server
+import textwrap
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import ClassVar
+
+import pytest
+from click.testing import CliRunner
+
+from tests.hostile.conftest import invoke
+
+HEADER = """\
+id: ACME001
+slug: hostile
+severity: error
+summary: s
+rationale: r
+fix: f
+target: object
+"""
+CONFIGMAP = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: %s}\n"
+
+
+class _Counter(http.server.BaseHTTPRequestHandler):
+    hits: ClassVar[list[str]] = []
+
+    def do_GET(self) -> None:  # the name http.server calls
+        type(self).hits.append(self.path)
+        body = b'{"type": "string", "description": "SECRET-FROM-THE-NETWORK"}'
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def server() -> Iterator[tuple[str, list[str]]]:
+    """An HTTP server on loopback that records every request it gets."""
+    _Counter.hits = []
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Counter)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}", _Counter.hits
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def _lint_with(tmp_path: Path, runner: CliRunner, schema: str, *, message: str = "",
+               name: str = "x") -> tuple[int, str, str]:
+    (tmp_path / "pol").mkdir(exist_ok=True)
+    body = HEADER + (f"message: {message!r}\n" if message else "") + "schema:\n" + \
+        textwrap.indent(textwrap.dedent(schema), "  ")
+    (tmp_path / "pol" / "p.yaml").write_text(body)
+    (tmp_path / "cm.yaml").write_text(CONFIGMAP % name)
+    result = invoke(runner, ["lint", "cm.yaml", "--policies", "pol", "--no-schema"])
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_a_remote_ref_is_refused_at_load_and_nothing_is_fetched(
+        tmp_path: Path, runner: CliRunner, server: tuple[str, list[str]]) -> None:
+    url, hits = server
+    schema = f"properties:\n  metadata: {{$ref: \"{url}/s.json\"}}\n"
+    assert _lint_with(tmp_path, runner, schema) == (2, "", (
+        f"pol/p.yaml:10:22: $ref '{url}/s.json' leads outside the policy; only references "
+        "to the policy's own schema (#/$defs/name) are allowed\n"))
+    assert hits == []
+
+
+def test_the_validator_itself_never_retrieves(server: tuple[str, list[str]]) -> None:
+    """Even a schema that skipped the load-time check cannot make a request."""
+    from referencing.exceptions import Unresolvable
+
+    from pmanifest.policy.safety import validator
+
+    url, hits = server
+    checker = validator({"$ref": f"{url}/s.json"})
+    with pytest.raises(Unresolvable):
+        list(checker.iter_errors("anything"))
+    assert hits == []
+
+
+def test_a_file_ref_is_refused_and_the_file_never_read(tmp_path: Path,
+                                                        runner: CliRunner) -> None:
+    secret = tmp_path / "secret.json"
+    secret.write_text('{"enum": ["SECRET-TOKEN"]}')
+    schema = f"properties:\n  kind: {{$ref: \"file://{secret}\"}}\n"
+    code, out, err = _lint_with(tmp_path, runner, schema)
+    assert (code, out) == (2, "")
+    assert err == (f"pol/p.yaml:10:18: $ref 'file://{secret}' leads outside the policy; only "
+                   "references to the policy's own schema (#/$defs/name) are allowed\n")
+    assert "SECRET-TOKEN" not in err
+
+
+@pytest.mark.parametrize(("schema", "expected"), [
+    ("$ref: other.json\n", "pol/p.yaml:9:9: $ref 'other.json' leads outside the policy; only "
+     "references to the policy's own schema (#/$defs/name) are allowed"),
+    ("$ref: '#/$defs/missing'\n", "pol/p.yaml:9:9: $ref '#/$defs/missing' does not point at "
+     "a subschema of this policy's schema"),
+    ("$dynamicRef: '#meta'\n", "pol/p.yaml:9:16: $dynamicRef is not allowed in a policy "
+     "schema: dynamic references are not supported in policies"),
+    ("$id: http://evil.example/s.json\n", "pol/p.yaml:9:8: $id is not allowed in a policy "
+     "schema: $id changes where references resolve"),
+    ("$schema: http://json-schema.org/draft-04/schema#\n", "pol/p.yaml:9:12: policies are "
+     "JSON Schema draft 2020-12: $schema can only be "
+     "'https://json-schema.org/draft/2020-12/schema', at the top"),
+    ("unevaluatedProperties: false\n", "pol/p.yaml:9:26: unevaluatedProperties is not "
+     "allowed in a policy schema: use additionalProperties instead"),
+])
+def test_references_that_leave_the_policy_are_refused(tmp_path: Path, runner: CliRunner,
+                                                      schema: str, expected: str) -> None:
+    assert _lint_with(tmp_path, runner, schema) == (2, "", expected + "\n")
+
+
+CYCLE = "pol/p.yaml:%s: $ref makes a reference cycle (the schema refers back to itself); " \
+        "policies cannot be recursive\n"
+
+
+@pytest.mark.parametrize(("schema", "where"), [
+    ("$ref: '#'\n", "9:9"),
+    ("allOf: [{$ref: '#'}]\n", "9:18"),
+    ("""\
+     $defs:
+       a: {$ref: '#/$defs/b'}
+       b: {$ref: '#/$defs/a'}
+     $ref: '#/$defs/a'
+     """, "11:15"),
+    ("""\
+     $defs:
+       node: {properties: {child: {$ref: '#/$defs/node'}}}
+     $ref: '#/$defs/node'
+     """, "10:39"),
+])
+def test_reference_cycles_are_refused_at_load_time(tmp_path: Path, runner: CliRunner,
+                                                   schema: str, where: str) -> None:
+    assert _lint_with(tmp_path, runner, schema) == (2, "", CYCLE % where)
+
+
+def test_a_doubling_tree_of_references_is_refused(tmp_path: Path, runner: CliRunner) -> None:
+    """d0 -> d1 twice -> d2 twice ...: 2^20 visits per value without a cycle."""
+    defs = "".join(f"  d{i}: {{allOf: [{{$ref: '#/$defs/d{i + 1}'}}, "
+                   f"{{$ref: '#/$defs/d{i + 1}'}}]}}\n" for i in range(20))
+    schema = "$defs:\n" + defs + "  d20: {type: object}\n$ref: '#/$defs/d0'\n"
+    assert _lint_with(tmp_path, runner, schema) == (2, "", (
+        "pol/p.yaml:15:9: schema expands to more than 100,000 subschemas through its $refs; "
+        "simplify it\n"))
+
+
+def test_an_internal_ref_still_works(tmp_path: Path, runner: CliRunner) -> None:
+    schema = """\
+    $defs:
+      lower: {type: string, pattern: '^[a-z]+$'}
+    properties:
+      metadata: {properties: {name: {$ref: '#/$defs/lower'}}}
+    """
+    assert _lint_with(tmp_path, runner, schema, name="Upper") == (1, (
+        "cm.yaml:3:12: error ACME001[hostile] metadata.name: 'Upper' does not match "
+        "'^[a-z]+$'\n"), "1 error, 0 warnings, 0 info in 1 file (1 object)\n")
+
+
+def test_a_catastrophic_pattern_runs_in_linear_time(tmp_path: Path, runner: CliRunner) -> None:
+    """``^(a+)+$`` against 40 a's and a b never finished with Python's re; RE2 is linear."""
+    schema = "properties:\n  metadata: {properties: {name: {pattern: '^(a+)+$'}}}\n"
+    code, out, _ = _lint_with(tmp_path, runner, schema, name="a" * 40 + "b")
+    assert code == 1
+    assert out == (f"cm.yaml:3:12: error ACME001[hostile] metadata.name: '{'a' * 40}b' does "
+                   "not match '^(a+)+$'\n")
+
+
+def test_catastrophic_pattern_properties_run_in_linear_time(tmp_path: Path,
+                                                            runner: CliRunner) -> None:
+    schema = """\
+    properties:
+      metadata:
+        patternProperties: {'^(a+)+$': true}
+        additionalProperties: false
+    """
+    (tmp_path / "pol").mkdir()
+    code, out, _ = _lint_with(tmp_path, runner, schema)
+    assert code == 1
+    assert out == ("cm.yaml:3:12: error ACME001[hostile] metadata.name: Additional properties "
+                   "are not allowed ('name' was unexpected)\n")
+
+
+def test_a_pattern_re2_cannot_run_is_refused_with_its_line(tmp_path: Path,
+                                                           runner: CliRunner) -> None:
+    schema = "properties:\n  kind: {pattern: '^(a)\\1$'}\n"
+    assert _lint_with(tmp_path, runner, schema) == (2, "", (
+        "pol/p.yaml:10:21: pattern '^(a)\\\\1$' is not supported (invalid escape sequence: "
+        "\\1): patterns run on RE2, which has no backreferences or lookaround; rewrite it\n"))
+
+
+@pytest.mark.parametrize(("message", "expected"), [
+    ("{value:d}", "format spec 'd' is not supported: values are formatted as text, so use "
+     "[[fill]align][width][.precision], e.g. {value:>10} or {value:.40}"),
+    ("{value:x}", "format spec 'x' is not supported: values are formatted as text, so use "
+     "[[fill]align][width][.precision], e.g. {value:>10} or {value:.40}"),
+    ("{value:>200000000}", "format spec '>200000000': the width can be at most 200"),
+])
+def test_format_specs_are_checked_at_load_time(tmp_path: Path, runner: CliRunner,
+                                               message: str, expected: str) -> None:
+    code, out, err = _lint_with(tmp_path, runner, "required: [spec]\n", message=message)
+    assert (code, out) == (2, "")
+    assert err == f"pol/p.yaml:8:10: message template {message!r}: {expected}\n"
+
+
+def test_text_format_specs_work_on_any_value(tmp_path: Path, runner: CliRunner) -> None:
+    """``{limit:s}`` on a list, ``{value:>6}`` on None (a missing key): formatted as text."""
+    code, out, _ = _lint_with(tmp_path, runner, "required: [spec]\n",
+                              message="[{value:>6}] {limit:s} {field:.2}")
+    assert (code, out) == (1, "cm.yaml:1:1: error ACME001[hostile] [  None] ['spec'] sp\n")
+
+
+def test_huge_values_are_cut_in_messages(tmp_path: Path, runner: CliRunner) -> None:
+    code, out, _ = _lint_with(tmp_path, runner, "properties:\n  metadata: {maxProperties: 0}\n",
+                              message="{value!r}", name="n" * 100_000)
+    assert code == 1
+    assert len(out) < 1100
+    assert out.endswith("...\n")
