@@ -85,9 +85,13 @@ def main() -> None:
                                   "by file name.")
 @click.option("--profile", default=None,
               help="Provider profile; overrides cluster.profile [default: together].")
+@click.option("--distributed-output", type=click.Choice(["job", "jobset", "rayjob", "raycluster"]),
+              default=None, help="What distributed workers render as; overrides "
+                                 "distributed.output (job|jobset for torchrun, rayjob|raycluster "
+                                 "for ray).")
 def render(spec_path: str, output: str | None, output_format: str | None, check_path: str | None,
            kubernetes_version: str | None, templates_dir: str | None,
-           profile: str | None) -> None:
+           profile: str | None, distributed_output: str | None) -> None:
     """Render a spec into Kubernetes manifests on stdout (nothing is printed on error)."""
     from pmanifest.render import RenderOptions, read_spec, render_text
     from pmanifest.render_output import check_drift, destination, write_output
@@ -95,7 +99,7 @@ def render(spec_path: str, output: str | None, output_format: str | None, check_
     target, fmt = destination(output, output_format, check_path, spec_path)
     text, name = read_spec(spec_path)
     rendered = render_text(text, name, RenderOptions(kubernetes_version, templates_dir, fmt,
-                                                     profile))
+                                                     profile, distributed_output))
     if check_path is not None:
         diff = check_drift(rendered, check_path)
         sys.stdout.buffer.write(diff.encode("utf-8"))

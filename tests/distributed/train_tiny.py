@@ -102,7 +102,8 @@ def main() -> None:
     rank, world = dist.get_rank(), dist.get_world_size()
     step, w = _load(directory)
     _log(directory, event="start", rank=rank, world_size=world, resumed_from=step,
-         node=os.environ.get("GROUP_RANK"), restart=os.environ.get("TORCHELASTIC_RESTART_COUNT"))
+         host=os.environ.get("HOSTNAME"), node=os.environ.get("GROUP_RANK"),
+         restart=os.environ.get("TORCHELASTIC_RESTART_COUNT"))
     share = GLOBAL_BATCH // world
     while step < args.steps:
         x, y = batch(step)

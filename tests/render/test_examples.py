@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -12,12 +13,21 @@ from click.testing import CliRunner
 from syrupy.assertion import SnapshotAssertion
 
 from pmanifest.cli import main
-from pmanifest.schema import supported_versions, validate
+from pmanifest.crd_schema import is_custom_kind, validate_custom
+from pmanifest.schema import SchemaProblem, supported_versions, validate
 
 from .conftest import EXAMPLES, ROOT
 
 REQUIRED_EXAMPLES = {"finetune-sigterm.yaml", "eval-sweep-prestop.yaml", "serving.yaml",
-                     "coordinator-workers.yaml"}
+                     "distributed-torchrun.yaml", "distributed-jobset.yaml",
+                     "distributed-ray.yaml", "distributed-raycluster.yaml"}
+
+
+def problems(obj: dict[str, Any], version: str) -> list[SchemaProblem]:
+    """Core kinds against the Kubernetes schemas, JobSet and Ray against pmanifest's own."""
+    if is_custom_kind(obj["apiVersion"], obj["kind"]):
+        return validate_custom(obj, version)
+    return validate(obj, version)
 
 
 def _render(*args: str, stdin: bytes | None = None) -> tuple[int, str, str]:
@@ -60,7 +70,7 @@ def test_objects_are_schema_valid(example: Path) -> None:
     objects = list(yaml.safe_load_all(text))
     assert objects
     for obj in objects:
-        assert validate(obj, version) == [], obj["kind"]
+        assert problems(obj, version) == [], obj["kind"]
 
 
 @pytest.mark.parametrize("version", [v for v in supported_versions() if v >= "1.26"])
@@ -68,17 +78,18 @@ def test_every_supported_version(example: Path, version: str) -> None:
     code, text, err = _render("-f", str(example), "--kubernetes-version", version)
     assert (code, err) == (0, "")
     for obj in yaml.safe_load_all(text):
-        assert validate(obj, version) == []
+        assert problems(obj, version) == []
         if obj["kind"] == "Job":
             has_policy = "podReplacementPolicy" in obj["spec"]
             assert has_policy == (tuple(map(int, version.split("."))) >= (1, 29))
 
 
 def test_kind_order_and_labels() -> None:
-    _, text, _ = _render("-f", str(ROOT / "examples" / "coordinator-workers.yaml"))
+    _, text, _ = _render("-f", str(ROOT / "examples" / "distributed-torchrun.yaml"))
     objects = list(yaml.safe_load_all(text))
     assert [(o["kind"], o["metadata"]["name"]) for o in objects] == [
-        ("Service", "rendezvous"), ("Deployment", "rendezvous"), ("Job", "trainer")]
+        ("Service", "trainer"), ("Service", "trainer-rendezvous"),
+        ("Deployment", "trainer-rendezvous"), ("Job", "trainer")]
     for obj in objects:
         labels = obj["metadata"]["labels"]
         assert labels["app.kubernetes.io/managed-by"] == "pmanifest"
@@ -86,4 +97,4 @@ def test_kind_order_and_labels() -> None:
         assert labels["pmanifest.io/role"] in ("coordinator", "worker")
         if "template" in obj["spec"]:
             assert obj["spec"]["template"]["metadata"]["labels"] == labels
-    assert objects[0]["spec"]["selector"] == {"app.kubernetes.io/name": "rendezvous"}
+    assert objects[1]["spec"]["selector"] == {"app.kubernetes.io/name": "trainer-rendezvous"}

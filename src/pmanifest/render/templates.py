@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path as FsPath
 from typing import Any
 
+from pmanifest.crd_schema import is_custom_kind, validate_custom
 from pmanifest.errors import InputError, TemplateError
 from pmanifest.loader import YamlProblem, load_single
 from pmanifest.render.yamltext import _finalize, quote, to_yaml
@@ -100,7 +101,10 @@ def _render_one(env: Any, name: str, context: dict[str, Any], version: str) -> d
     if not isinstance(obj, dict) or not isinstance(obj.get("kind"), str):
         raise TemplateError("template must render one mapping with apiVersion and kind; fix "
                             "the template", filename)
-    problems = validate(obj, version)
+    if is_custom_kind(str(obj.get("apiVersion")), obj["kind"]):
+        problems = validate_custom(obj, version)  # JobSet, RayCluster, RayJob
+    else:
+        problems = validate(obj, version)
     if problems:
         first = problems[0]
         where = ".".join(str(p) for p in first.path) or "(root)"

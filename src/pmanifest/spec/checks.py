@@ -10,6 +10,7 @@ from typing import Any
 from pmanifest.document import Path, Positions, dotted
 from pmanifest.errors import PmanifestError
 from pmanifest.profile import Profile
+from pmanifest.spec.distributed import parse_distributed
 from pmanifest.spec.model import (
     _ENV_NAME,
     _LABEL_NAME,
@@ -125,6 +126,9 @@ class Checker:
             raise self.fail(env_path if "CHECKPOINT_DIR" in raw.get("env", {}) else path,
                             "CHECKPOINT_DIR is set from checkpoint.dir; remove it from env",
                             value=False)
+        distributed = None
+        if "distributed" in raw:
+            distributed = parse_distributed(raw["distributed"], raw, path, command, self.fail)
         resources = {k: dict(v) for k, v in raw.get("resources", {}).items()}
         if raw.get("gpus") and "nvidia.com/gpu" in resources.get("limits", {}):
             raise self.fail((*path, "resources", "limits", "nvidia.com/gpu"),
@@ -146,6 +150,7 @@ class Checker:
             resources=resources,
             backoff_limit=raw.get("backoffLimit", DEFAULT_BACKOFF_LIMIT),
             volumes=volumes,
+            distributed=distributed,
         )
 
     def volumes(self, path: Path, raw: dict[str, Any], shared: SharedVolume | None

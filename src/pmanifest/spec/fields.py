@@ -6,6 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from pmanifest.profile import DEFAULT_PROFILE, profile_names
+from pmanifest.spec.distributed import distributed_schema
+from pmanifest.spec.jsonfield import field as _f
 from pmanifest.spec.model import (
     _DEFAULT,
     API_VERSION,
@@ -19,16 +21,6 @@ from pmanifest.spec.model import (
     TRIGGERS,
     VOLUME_SOURCES,
 )
-
-
-def _f(schema: dict[str, Any], description: str, default: Any = None) -> dict[str, Any]:
-    """A field: its schema plus the description and default every field carries."""
-    out = dict(schema)
-    out["description"] = description
-    if default is not None:
-        out["default"] = default
-    return out
-
 
 _ARGV_ITEM = {"type": ["string", "integer"], "description": "One argument (integers are "
               "passed as their decimal text; quote anything else that is not a string)."}
@@ -200,6 +192,7 @@ def _workload_schema() -> dict[str, Any]:
                            "Job retries for genuine failures (preemptions are not counted).",
                            DEFAULT_BACKOFF_LIMIT),
         "checkpoint": _checkpoint_schema(),
+        "distributed": distributed_schema(),
     }
     props.update(_shared_fields())
     return {"type": "object", "additionalProperties": False, "required": ["name"],
