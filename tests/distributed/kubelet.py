@@ -98,6 +98,10 @@ def start(name: str, container: dict[str, Any], *, hostname: str, fields: dict[s
     for old, new in rewrite.items():
         argv = [arg.replace(old, new) for arg in argv]
     log = workdir / f"{name}.log"
+    attempt = 1
+    while log.exists():  # a replacement pod of the same name keeps its own log
+        attempt += 1
+        log = workdir / f"{name}.{attempt}.log"
     with log.open("wb") as out:
         process = subprocess.Popen(argv, env=env, cwd=workdir, stdout=out,
                                    stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
