@@ -112,9 +112,9 @@ def test_preempted_worker_is_replaced_and_training_resumes(tmp_path: Path) -> No
 
     try:
         store = pod("trainer-rendezvous", coordinator)
-        kubelet.wait_for(lambda: "listening" in store.log.read_text(), 60, "the store")
+        kubelet.wait_for(lambda: "listening" in store.log.read_text(), 120, "the store")
         workers = [pod(f"trainer-{i}", worker) for i in range(3)]
-        kubelet.wait_for(lambda: _step(ckpt) >= PREEMPT_AT, 90, "training to start")
+        kubelet.wait_for(lambda: _step(ckpt) >= PREEMPT_AT, 180, "training to start")
 
         workers[1].terminate()  # the preemption: SIGTERM to the container's main process
         assert workers[1].wait(timeout=60) == 143, logs()
@@ -123,7 +123,7 @@ def test_preempted_worker_is_replaced_and_training_resumes(tmp_path: Path) -> No
         # the Job's new pod for the preempted index, as soon as the old one has failed
         replacement = pod("trainer-1", worker)
         for running in (workers[0], workers[2], replacement):
-            assert running.wait(timeout=120) == 0, logs()
+            assert running.wait(timeout=180) == 0, logs()
     finally:
         for running in started:
             if running.process.poll() is None and running.name != "trainer-rendezvous":
@@ -136,7 +136,7 @@ def test_preempted_worker_is_replaced_and_training_resumes(tmp_path: Path) -> No
     # the survivors restarted their worker group (one of their --max-restarts) and re-joined,
     # the replacement joined them (at once, or by a later scale-up round), all from checkpoints
     survivors = [e for e in starts if e["host"] in ("trainer-0", "trainer-2")]
-    assert survivors and {e["restart"] for e in survivors} == {"1"}, events
+    assert survivors and all(int(e["restart"]) >= 1 for e in survivors), events
     final = [e for e in starts if e["world_size"] == 3]
     assert {e["host"] for e in final} == {"trainer-0", "trainer-1", "trainer-2"}, events
     assert all(PREEMPT_AT <= e["resumed_from"] < STEPS for e in starts), events

@@ -96,9 +96,9 @@ def main() -> None:
     directory = pathlib.Path(args.checkpoint_dir)
     directory.mkdir(parents=True, exist_ok=True)
 
-    # a short timeout: a collective with a peer that vanished fails instead of hanging, so
-    # torchrun restarts the group and the survivors re-join
-    dist.init_process_group("gloo", timeout=timedelta(seconds=30))
+    # a peer that exits closes its connections, which fails a collective at once; the timeout
+    # only bounds a hang, and leaves room for slow starts on a loaded machine
+    dist.init_process_group("gloo", timeout=timedelta(seconds=120))
     rank, world = dist.get_rank(), dist.get_world_size()
     step, w = _load(directory)
     _log(directory, event="start", rank=rank, world_size=world, resumed_from=step,
