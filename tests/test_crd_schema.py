@@ -108,54 +108,75 @@ def test_valid_objects_pass(kind: str, version: str) -> None:
 
 
 @pytest.mark.parametrize(("kind", "path", "value", "expected"), [
-    # unknown keys, at every level: the spec, a nested policy, the core pod template
     ("JobSet", ("spec", "replicatedJob"), [],
-     ("spec.replicatedJob", "unknown field 'replicatedJob'")),
+     ("spec.replicatedJob",
+      "unknown key 'replicatedJob' in spec; did you mean 'replicatedJobs'?")),
     ("JobSet", ("spec", "failurePolicy", "maxRestart"), 3,
-     ("spec.failurePolicy.maxRestart", "unknown field 'maxRestart'")),
+     ("spec.failurePolicy.maxRestart",
+      "unknown key 'maxRestart' in spec.failurePolicy; did you mean 'maxRestarts'?")),
     ("JobSet", ("spec", "replicatedJobs", 1, "template", "spec", "template", "spec",
                 "containers", 0, "imagee"), "x",
      ("spec.replicatedJobs.1.template.spec.template.spec.containers.0.imagee",
-      "unknown field 'imagee'")),
+      "unknown key 'imagee' in "
+      "spec.replicatedJobs[1].template.spec.template.spec.containers[0]; did you mean 'image'?")),
     ("RayCluster", ("spec", "headGroupSpec", "rayStartParam"), {},
-     ("spec.headGroupSpec.rayStartParam", "unknown field 'rayStartParam'")),
+     ("spec.headGroupSpec.rayStartParam",
+      "unknown key 'rayStartParam' in spec.headGroupSpec; did you mean 'rayStartParams'?")),
     ("RayJob", ("spec", "entryPoint"), "python x.py",
-     ("spec.entryPoint", "unknown field 'entryPoint'")),
+     ("spec.entryPoint",
+      "unknown key 'entryPoint' in spec; did you mean 'entrypoint'?")),
     ("RayJob", ("spec", "rayClusterSpec", "workerGroupSpecs", 0, "template", "spec",
                 "nodeSelectr"), {},
      ("spec.rayClusterSpec.workerGroupSpecs.0.template.spec.nodeSelectr",
-      "unknown field 'nodeSelectr'")),
-    # wrong types and values
+      "unknown key 'nodeSelectr' in spec.rayClusterSpec.workerGroupSpecs[0].template.spec; did "
+      "you mean 'nodeSelector'?")),
     ("JobSet", ("spec", "replicatedJobs", 0, "replicas"), "1",
-     ("spec.replicatedJobs.0.replicas", "expected integer, got string")),
+     ("spec.replicatedJobs.0.replicas",
+      "spec.replicatedJobs[0].replicas must be an integer, got string; give an integer")),
     ("JobSet", ("spec", "successPolicy", "operator"), "Some",
-     ("spec.successPolicy.operator", "'Some' is not one of 'All', 'Any'")),
+     ("spec.successPolicy.operator",
+      "spec.successPolicy.operator is 'Some', which is not one of All, Any; use one of: All, "
+      "Any")),
     ("JobSet", ("spec", "failurePolicy", "rules", 0, "action"), "Ignore",
-     ("spec.failurePolicy.rules.0.action", "'Ignore' is not one of 'FailJobSet', "
-      "'RestartJobSet', 'RestartJobSetAndIgnoreMaxRestarts', 'RestartJob', "
-      "'RestartJobAndIgnoreMaxRestarts'")),
+     ("spec.failurePolicy.rules.0.action",
+      "spec.failurePolicy.rules[0].action is 'Ignore', which is not one of FailJobSet, "
+      "RestartJobSet, RestartJobSetAndIgnoreMaxRestarts, RestartJob, "
+      "RestartJobAndIgnoreMaxRestarts; use one of: FailJobSet, RestartJobSet, "
+      "RestartJobSetAndIgnoreMaxRestarts, RestartJob, RestartJobAndIgnoreMaxRestarts")),
     ("RayCluster", ("spec", "workerGroupSpecs", 0, "minReplicas"), -1,
-     ("spec.workerGroupSpecs.0.minReplicas", "-1 is less than the minimum of 0")),
+     ("spec.workerGroupSpecs.0.minReplicas",
+      "spec.workerGroupSpecs[0].minReplicas must be at least 0, got -1; change the value")),
     ("RayCluster", ("spec", "headGroupSpec", "rayStartParams"), {"num-cpus": 0},
-     ("spec.headGroupSpec.rayStartParams.num-cpus", "expected string, got integer")),
+     ("spec.headGroupSpec.rayStartParams.num-cpus",
+      "spec.headGroupSpec.rayStartParams.num-cpus must be a string, got integer; quote it to "
+      "make it a string")),
     ("RayJob", ("spec", "shutdownAfterJobFinishes"), "yes",
-     ("spec.shutdownAfterJobFinishes", "expected boolean, got string")),
+     ("spec.shutdownAfterJobFinishes",
+      "spec.shutdownAfterJobFinishes must be a boolean, got string; give a boolean")),
     ("RayJob", ("spec", "rayClusterSpec", "gcsFaultToleranceOptions", "redisAddress"), 6379,
      ("spec.rayClusterSpec.gcsFaultToleranceOptions.redisAddress",
-      "expected string, got integer")),
-    # missing required fields
+      "spec.rayClusterSpec.gcsFaultToleranceOptions.redisAddress must be a string, got integer; "
+      "quote it to make it a string")),
     ("JobSet", ("spec", "replicatedJobs", 0, "template"), ...,
-     ("spec.replicatedJobs.0", "missing required field 'template'")),
+     ("spec.replicatedJobs.0",
+      "spec.replicatedJobs[0] is missing 'template'; add it")),
     ("JobSet", ("spec", "failurePolicy", "rules", 0, "name"), ...,
-     ("spec.failurePolicy.rules.0", "missing required field 'name'")),
+     ("spec.failurePolicy.rules.0",
+      "spec.failurePolicy.rules[0] is missing 'name'; add it")),
     ("RayCluster", ("spec", "workerGroupSpecs", 0, "maxReplicas"), ...,
-     ("spec.workerGroupSpecs.0", "missing required field 'maxReplicas'")),
+     ("spec.workerGroupSpecs.0",
+      "spec.workerGroupSpecs[0] is missing 'maxReplicas'; add it")),
     ("RayCluster", ("spec", "headGroupSpec"), ...,
-     ("spec", "missing required field 'headGroupSpec'")),
+     ("spec",
+      "spec is missing 'headGroupSpec'; add it")),
     ("RayJob", ("spec", "submitterPodTemplate", "spec", "containers", 0, "name"), ...,
-     ("spec.submitterPodTemplate.spec.containers.0", "missing required field 'name'")),
-    ("RayJob", ("metadata", "labels"), ["a"], ("metadata.labels", "expected object, got array")),
+     ("spec.submitterPodTemplate.spec.containers.0",
+      "spec.submitterPodTemplate.spec.containers[0] is missing 'name'; add it")),
+    ("RayJob", ("metadata", "labels"), ["a"],
+     ("metadata.labels",
+      "metadata.labels must be a mapping, got list; give a mapping")),
 ])
+
 def test_a_wrong_field_is_refused_with_its_path(
         kind: str, path: tuple[str | int, ...], value: Any, expected: tuple[str, str]) -> None:
     assert problems(changed(VALID[kind], path, value)) == [expected]
@@ -165,7 +186,8 @@ def test_job_templates_follow_the_target_version() -> None:
     """The worker Job template is checked by the core schema of the target version:
     backoffLimitPerIndex exists from 1.28 on."""
     where = "spec.replicatedJobs.1.template.spec"
-    assert (where + ".backoffLimitPerIndex", "unknown field 'backoffLimitPerIndex'") in \
+    assert (where + ".backoffLimitPerIndex", "unknown key 'backoffLimitPerIndex' in "
+            + where.replace(".1.", "[1].") + "; did you mean 'backoffLimit'?") in \
         problems(JOBSET, "1.27")
     assert problems(JOBSET, "1.28") == []
 

@@ -144,6 +144,9 @@ def _colour(choice: str) -> bool:
               help="Config file (default: .pmanifest.yaml or [tool.pmanifest] in pyproject.toml,"
                    " searched upwards from the current directory).")
 @click.option("--disable", multiple=True, metavar="RULE", help="Disable a rule (id or slug).")
+@click.option("--select", multiple=True, metavar="RULE",
+              help="Run only these rules (id or slug; repeatable). PM001 (YAML syntax) is "
+                   "always reported: a file that does not parse is never passed.")
 @click.option("--no-schema", is_flag=True, help="Skip Kubernetes schema validation (PM002).")
 @click.option("--stdin-filename", default="<stdin>", show_default=True,
               help="File name to report for input read from stdin.")
@@ -158,7 +161,8 @@ def _colour(choice: str) -> bool:
 def lint(
     paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, ...],
     fail_on: str | None, kubernetes_version: str | None, profile: str | None,
-    config_path: str | None, disable: tuple[str, ...], no_schema: bool, stdin_filename: str,
+    config_path: str | None, disable: tuple[str, ...], select: tuple[str, ...],
+    no_schema: bool, stdin_filename: str,
     color: str, policy_dirs: tuple[str, ...], jobs: int | None,
 ) -> None:
     """Check manifests for preemption mistakes (files, directories, or - for stdin).
@@ -171,7 +175,7 @@ def lint(
 
     request = LintRequest(paths, pair_outputs(formats, outputs), fail_on, kubernetes_version,
                           profile, config_path, disable, no_schema, stdin_filename,
-                          _colour(color), jobs, policy_dirs)
+                          _colour(color), jobs, policy_dirs, select)
     output, messages, exit_code = run_lint(request)
     for message in messages:
         click.echo(message, err=True)
@@ -194,16 +198,19 @@ _CONFIG = click.option("--config", "config_path", type=click.Path(dir_okay=False
 @_CONFIG
 def rules(output_format: str, policy_dirs: tuple[str, ...], config_path: str | None) -> None:
     """List every rule: id, slug, default severity and summary (with your policies)."""
+    from pmanifest.catalogue import catalogue
     from pmanifest.lint_command import config_from, user_policies
-    from pmanifest.rules import registry
+    from pmanifest.rules import load_plugins
 
     with user_policies(config_from(config_path), policy_dirs):
-        metas = [r.meta for r in registry().values()]
+        load_plugins()
+        metas = list(catalogue().values())
     if output_format == "json":
         import json
 
         click.echo(json.dumps([{"id": m.id, "slug": m.slug, "severity": m.severity,
-                                "summary": m.summary} for m in metas], indent=2))
+                                "summary": m.summary, "kinds": list(m.kinds)} for m in metas],
+                              indent=2))
         return
     width = max(len(m.slug) for m in metas)
     for m in metas:
@@ -226,9 +233,22 @@ def explain(rule_name: str, policy_dirs: tuple[str, ...], config_path: str | Non
                                  "`pmanifest rules` lists them")
     m = found.meta
     click.echo(f"{m.id} {m.slug} ({m.severity})\n\n{m.summary}\n")
+    click.echo(f"Applies to:\n  {_applies_to(found.applies, m.kinds, m.id)}\n")
     click.echo(f"Why:\n  {m.rationale}\n\nFix:\n  {m.fix}\n")
     click.echo("Failing example:\n" + _indent(m.example_fail or "(none given)"))
     click.echo("Passing example:\n" + _indent(m.example_pass or "(none given)"), nl=False)
+
+
+def _applies_to(applies: str, kinds: tuple[str, ...], rule_id: str) -> str:
+    if rule_id == "PM001":
+        return "every YAML document"
+    what = "objects" if applies == "object" else "pod templates"
+    if kinds:
+        return f"{what} of kind {', '.join(kinds)}"
+    if applies == "object":
+        return "every Kubernetes object"
+    return "every pod template (Pod, Job, CronJob, Deployment, StatefulSet, ReplicaSet, " \
+           "ReplicationController, DaemonSet, PodTemplate)"
 
 
 def _indent(text: str) -> str:
@@ -245,9 +265,9 @@ def policy() -> None:
 
 
 @policy.command("test")
-@click.argument("dirs", nargs=-1, metavar="[DIR...]")
+@click.argument("dirs", nargs=-1, required=True, metavar="DIR...")
 def policy_test(dirs: tuple[str, ...]) -> None:
-    """Run the tests: of every policy in DIRs (default: the built-in policies).
+    """Run the tests: of every policy in DIRs.
 
     Prints PASS/FAIL per test and a summary; exit 1 if any test fails, 2 if a policy file is
     invalid.

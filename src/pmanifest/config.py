@@ -17,23 +17,41 @@ Keys::
 
 from __future__ import annotations
 
-import difflib
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path as FsPath
 from typing import TYPE_CHECKING, Any
 
+from pmanifest.datafile import first_violation
+from pmanifest.document import Positions
 from pmanifest.errors import ConfigError
+from pmanifest.jsonerrors import Words, yaml_type
 from pmanifest.loader import YamlProblem, decode, load_single
+from pmanifest.suggest import did_you_mean
 
 if TYPE_CHECKING:
     from pmanifest.policy import Policy
 
 CONFIG_NAMES = (".pmanifest.yaml", ".pmanifest.yml")
-KEYS = ("kubernetesVersion", "profile", "failOn", "rules", "exclude", "policies")
 LEVELS = ("off", "error", "warning", "info")
 FAIL_ON = ("error", "warning", "info")
+_STRINGS = {"type": "array", "items": {"type": "string", "minLength": 1}}
+CONFIG_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "kubernetesVersion": {"type": "string", "pattern": r"^v?\d+\.\d+(\.\d+)?$"},
+        "profile": {"type": "string", "minLength": 1},
+        "failOn": {"enum": list(FAIL_ON)},
+        "rules": {"type": "object", "additionalProperties": {"enum": [*LEVELS, False]}},
+        "exclude": _STRINGS,
+        "policies": _STRINGS,
+    },
+}
+_WORDS = Words(root="the config", patterns={
+    "kubernetesVersion": 'quote it, e.g. kubernetesVersion: "1.31"',
+})
 
 
 @dataclass(frozen=True)
@@ -46,11 +64,6 @@ class Config:
     exclude: tuple[str, ...] = ()
     base_dir: FsPath | None = None  # exclude patterns are relative to this
     policies: tuple[Policy, ...] = ()  # loaded from the `policies:` directories
-
-
-def _suggest(name: str, choices: tuple[str, ...] | list[str]) -> str:
-    close = difflib.get_close_matches(name, list(choices), n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def find_config(start: FsPath) -> FsPath | None:
@@ -71,14 +84,21 @@ def _pyproject_section(path: FsPath) -> dict[str, Any] | None:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"cannot read pyproject.toml: {exc}", str(path)) from None
-    section = data.get("tool", {}).get("pmanifest")
-    return section if isinstance(section, dict) else None
+    tool = data.get("tool", {})
+    section = tool.get("pmanifest") if isinstance(tool, dict) else None
+    if section is not None and not isinstance(section, dict):
+        raise ConfigError("[tool.pmanifest] must be a table of pmanifest settings, not "
+                          f"{yaml_type(section)} {section!r}", str(path))
+    return section
 
 
 def load_config(path: FsPath) -> Config:
     if path.name == "pyproject.toml":
-        section = _pyproject_section(path)
-        return _parse(section or {}, str(path), None, path.parent)
+        section = _pyproject_section(path) or {}
+        found = first_violation(section, Positions(), CONFIG_SCHEMA, _WORDS)
+        if found is not None:  # TOML has no positions here: name the table instead
+            raise ConfigError(f"[tool.pmanifest]: {found[0]}", str(path))
+        return _parse(section, str(path), None, path.parent)
     try:
         raw = path.read_bytes()
     except OSError as exc:
@@ -89,8 +109,9 @@ def load_config(path: FsPath) -> Config:
         if problem.message == "file is empty":
             return Config(source=str(path), base_dir=path.parent)
         raise ConfigError(problem.message, str(path), problem.line, problem.column) from None
-    if not isinstance(loaded.data, dict):
-        raise ConfigError("config must be a mapping", str(path), 1, 1)
+    found = first_violation(loaded.data, loaded.positions, CONFIG_SCHEMA, _WORDS)
+    if found is not None:
+        raise ConfigError(found[0], str(path), found[1], found[2])
     return _parse(loaded.data, str(path), loaded.positions, path.parent)
 
 
@@ -99,9 +120,6 @@ def _parse(data: dict[str, Any], source: str, positions: Any, base: FsPath) -> C
         pos = positions.at(tuple(key_path)) if positions is not None else None
         return ConfigError(message, source, pos.line if pos else None, pos.column if pos else None)
 
-    for key in data:
-        if key not in KEYS:
-            raise fail(f"unknown config key {key!r}{_suggest(str(key), KEYS)}", key)
     version = data.get("kubernetesVersion")
     if version is not None:
         from pmanifest.schema import resolve_version
@@ -115,26 +133,19 @@ def _parse(data: dict[str, Any], source: str, positions: Any, base: FsPath) -> C
         from pmanifest.profile import profile_names
 
         if profile not in profile_names():
-            raise fail(f"unknown profile {profile!r}{_suggest(str(profile), profile_names())}",
+            raise fail(f"unknown profile {profile!r}{did_you_mean(profile, profile_names())}",
                        "profile")
     fail_on = data.get("failOn")
-    if fail_on is not None and fail_on not in FAIL_ON:
-        raise fail(f"failOn must be one of {', '.join(FAIL_ON)}, not {fail_on!r}", "failOn")
     policies = _load_policies(data.get("policies", []), base, fail)
     names = {name: p.meta.id for p in policies for name in (p.meta.id, p.meta.slug)}
     rules = _parse_rules(data.get("rules", {}), fail, names)
     exclude = data.get("exclude", [])
-    if not isinstance(exclude, list) or not all(isinstance(p, str) for p in exclude):
-        raise fail("exclude must be a list of glob patterns", "exclude")
     return Config(source, version, profile, fail_on, rules, tuple(exclude), base,
                   tuple(policies))
 
 
 def _load_policies(dirs: Any, base: FsPath, fail: Any) -> list[Policy]:
     """The policies of the `policies:` directories (relative to the config file)."""
-    if not isinstance(dirs, list) or not all(isinstance(d, str) for d in dirs):
-        raise fail("policies must be a list of directories (relative to the config file)",
-                   "policies")
     if not dirs:
         return []
     for i, directory in enumerate(dirs):
@@ -147,17 +158,10 @@ def _load_policies(dirs: Any, base: FsPath, fail: Any) -> list[Policy]:
 
 
 def _parse_rules(rules: Any, fail: Any, extra: Mapping[str, str]) -> dict[str, str]:
-    if not isinstance(rules, dict):
-        raise fail("rules must map rule ids or slugs to off, error, warning or info", "rules")
     out: dict[str, str] = {}
     for name, level in rules.items():
         rule_id = extra.get(str(name)) or resolve_rule(str(name), fail, "rules", name)
-        if level is False:
-            level = "off"  # YAML 1.1 reads a bare `off` as false
-        if level not in LEVELS:
-            raise fail(f"rule {name}: level must be one of {', '.join(LEVELS)}, not {level!r}",
-                       "rules", name)
-        out[rule_id] = level
+        out[rule_id] = "off" if level is False else level  # YAML 1.1 reads a bare off as false
     return out
 
 

@@ -4,8 +4,9 @@ The Kubernetes schemas of kubernetes-validate know only the core kinds. For the 
 resources pmanifest writes, ``pmanifest/crd_schemas/`` ships JSON Schemas (draft 2020-12) made
 from the upstream API types; they are strict (an unknown key is an error) and delegate every
 pod or Job template to the core ``_definitions.json`` of the target Kubernetes version, the
-same document ``pmanifest.schema`` resolves its references in. Problems are worded by the
-same function as those of core kinds.
+same document ``pmanifest.schema`` resolves its references in (with the same server-defaulted
+fields made optional). Problems are worded by :mod:`pmanifest.jsonerrors`, like those of core
+kinds.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ import importlib.resources
 import json
 from typing import Any
 
-from pmanifest.schema import SchemaProblem, _problems, _registry
+from pmanifest.jsonerrors import describe
+from pmanifest.schema import SchemaProblem, _definitions_document, _words
 
 # (apiVersion, kind) -> schema file in pmanifest/crd_schemas
 CRD_SCHEMAS: dict[tuple[str, str], str] = {
@@ -48,12 +50,14 @@ def load_schema(file: str) -> dict[str, Any]:
 def validator_for(version: str, api_version: str, kind: str) -> Any:
     """A jsonschema validator of one custom kind against the core schemas of ``version``."""
     from jsonschema import Draft202012Validator
-    from referencing import Resource
+    from referencing import Registry, Resource
 
-    registry = _registry(version).with_resources(
-        (_BASE_URI + file, Resource.from_contents(load_schema(file)))
-        for file in CRD_SCHEMAS.values()
-    )
+    registry = Registry().with_resources([
+        ("https://kubernetes.io/api/_definitions.json",
+         Resource.from_contents(_definitions_document(version))),
+        *((_BASE_URI + file, Resource.from_contents(load_schema(file)))
+          for file in CRD_SCHEMAS.values()),
+    ])
     return Draft202012Validator(load_schema(CRD_SCHEMAS[(api_version, kind)]),
                                 registry=registry)
 
@@ -62,6 +66,8 @@ def validate_custom(obj: dict[str, Any], version: str) -> list[SchemaProblem]:
     """Schema problems of a JobSet, RayCluster or RayJob (sorted by path); a KeyError for any
     other kind (ask ``is_custom_kind`` first)."""
     validator = validator_for(version, str(obj.get("apiVersion")), str(obj.get("kind")))
-    problems = [p for error in validator.iter_errors(obj) for p in _problems(error)]
+    words = _words(version)
+    problems = [SchemaProblem(v.path, v.message)
+                for error in validator.iter_errors(obj) for v in describe(error, words)]
     unique = {(p.path, p.message): p for p in problems}
     return sorted(unique.values(), key=lambda p: (tuple(str(x) for x in p.path), p.message))

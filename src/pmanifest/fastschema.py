@@ -9,8 +9,9 @@ straightforward path produces.
 Supported keywords: type, properties, additionalProperties, required, items, enum, oneOf,
 $ref (into the shared definitions, recursion allowed), minimum, maximum, exclusiveMinimum,
 exclusiveMaximum, pattern, minLength, maxLength, minItems, maxItems, uniqueItems, const, not,
-allOf, anyOf, contains, if/then/else. Annotations (description, format,
-x-kubernetes-*) do not affect validity (jsonschema does not assert ``format`` by default).
+allOf, anyOf, contains, if/then/else, minProperties, maxProperties, propertyNames.
+Annotations (description, format, x-kubernetes-*) do not affect validity (jsonschema does not
+assert ``format`` by default).
 Any other keyword makes ``compile_schema`` return None, and the caller uses jsonschema alone.
 """
 
@@ -30,7 +31,7 @@ _SUPPORTED = frozenset({
     "type", "properties", "additionalProperties", "required", "items", "enum", "oneOf", "$ref",
     "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "pattern", "minLength",
     "maxLength", "minItems", "maxItems", "uniqueItems", "const", "not", "allOf", "anyOf",
-    "contains", "if", "then", "else",
+    "contains", "if", "then", "else", "minProperties", "maxProperties", "propertyNames",
 })
 
 
@@ -145,6 +146,7 @@ class Compiler:
         if "items" in schema:
             item = self.schema(schema["items"])
             checks.append(lambda v: not isinstance(v, list) or all(item(i) for i in v))
+        checks.extend(self.object_size_checks(schema))
         checks.extend(self.value_checks(schema))
         return _all_of(checks)
 
@@ -208,6 +210,20 @@ class Compiler:
         if "const" in schema:
             constant = schema["const"]
             checks.append(lambda v: _same(v, constant))
+        return checks
+
+    def object_size_checks(self, schema: dict[str, Any]) -> list[Check]:
+        """minProperties, maxProperties and propertyNames (on mappings only)."""
+        checks: list[Check] = []
+        if "minProperties" in schema:
+            fewest = schema["minProperties"]
+            checks.append(lambda v: not isinstance(v, dict) or len(v) >= fewest)
+        if "maxProperties" in schema:
+            most = schema["maxProperties"]
+            checks.append(lambda v: not isinstance(v, dict) or len(v) <= most)
+        if "propertyNames" in schema:
+            name = self.schema(schema["propertyNames"])
+            checks.append(lambda v: not isinstance(v, dict) or all(name(k) for k in v))
         return checks
 
     def type_check(self, types: Any) -> Check:

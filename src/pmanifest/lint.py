@@ -1,26 +1,28 @@
 """The lint engine: bytes of one file in, findings out.
 
 Parsing goes through the loader; each Kubernetes object (``kind: List`` items each at their
-own position) is schema-checked, viewed as a workload and handed to every enabled rule.
-Suppressions (annotations, inline comments) are applied here so no rule knows about them.
+own position) is handed to every enabled rule according to what the rule applies to: object
+rules see the object, workload rules each of its pod templates (with its role and placement).
+Rules name paths, never positions: positions of a document's findings are looked up in one
+batch after its rules ran, so a document with many findings is parsed again once, not once per
+finding. Suppressions (annotations, inline comments) are applied here so no rule knows them.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from pmanifest.document import Document, Finding, ObjectRef, Path, Pos, dotted
+from pmanifest.document import Document, Finding, ObjectRef, Pos, dotted
 from pmanifest.loader import Broken, YamlProblem, decode, load_documents
 from pmanifest.profile import DEFAULT_PROFILE, Profile, get_profile
-from pmanifest.rules import Context, Hit, ObjectContext, Rule, lookup, registry
+from pmanifest.rules import Context, Hit, ObjectContext, Rule, registry
 from pmanifest.schema import DEFAULT_KUBERNETES_VERSION
-from pmanifest.workloads import workload_of
+from pmanifest.suppress import annotation_ignores, inline_ignores
+from pmanifest.workloads import workloads_of
 
-IGNORE_ANNOTATION = "pmanifest.io/ignore"
-_INLINE_IGNORE = re.compile(r"#\s*pmanifest:\s*ignore=([A-Za-z0-9_,\- ]+?)(?:\s+reason=.*)?\s*$")
 SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
+ALWAYS = ("PM001",)  # a file that does not parse is never silently passed (also with --select)
 
 
 @dataclass(frozen=True)
@@ -29,6 +31,7 @@ class LintOptions:
     profile_name: str = DEFAULT_PROFILE
     severities: dict[str, str] = field(default_factory=dict)  # rule id -> severity or "off"
     record_objects: bool = False  # keep the label of every object (JUnit lists them all)
+    select: frozenset[str] | None = None  # run only these rule ids (None: every rule)
 
     @property
     def profile(self) -> Profile:
@@ -38,7 +41,9 @@ class LintOptions:
         return self.severities.get(rule.meta.id, rule.meta.severity)
 
     def enabled(self, rule_id: str) -> bool:
-        return self.severities.get(rule_id) != "off"
+        if self.severities.get(rule_id) == "off":
+            return False
+        return self.select is None or rule_id in self.select or rule_id in ALWAYS
 
 
 @dataclass(frozen=True)
@@ -62,19 +67,20 @@ def lint_file(raw: bytes, file: str, options: LintOptions) -> FileResult:
     findings: list[Finding] = []
     objects = 0
     labels: list[str] = []
+    rules = [r for r in registry().values() if r.check is not None and options.enabled(r.meta.id)]
     for item in load_documents(text):
         if isinstance(item, Broken):
             findings.extend(_syntax_findings(file, item.problem, options))
             continue
         doc = Document(file, item.index, item.data, item.positions, lines)
-        checked = [(obj, _hits(obj, options)) for obj in _objects(doc)]
+        checked = [(obj, _hits(obj, rules, options)) for obj in _objects(doc)]
         objects += len(checked)
         if options.record_objects:
             labels.extend(ObjectRef(o.kind, o.name, o.namespace).label() for o, _ in checked)
-        # where positions are looked up path by path (a very large document), every finding
-        # of the document, List items included, is located in one pass
-        doc.positions.prefetch(obj.positions.absolute(hit.path)
-                               for obj, hits in checked for _, hit in hits if hit.pos is None)
+        # every finding of the document (List items included) is located in one pass
+        doc.positions.prefetch(obj.positions.absolute(path)
+                               for obj, hits in checked for _, hit in hits
+                               for path in _paths(hit))
         for obj, hits in checked:
             findings.extend(_findings(obj, hits, options))
     return FileResult(sorted(findings, key=Finding.sort_key), objects, tuple(labels))
@@ -105,44 +111,63 @@ def _objects(doc: Document) -> Iterator[Document]:
     yield doc
 
 
-def _hits(doc: Document, options: LintOptions) -> list[tuple[Rule, Hit]]:
+def _hits(doc: Document, rules: list[Rule], options: LintOptions) -> list[tuple[Rule, Hit]]:
     """What every enabled rule reports about one object."""
-    rules = registry()
-    hits: list[tuple[Rule, Hit]] = []
-    if options.enabled("PM002"):
-        from pmanifest.schema import validate
-
-        for problem in validate(doc.data, options.kubernetes_version):
-            hits.append((rules["PM002"], Hit(problem.path, problem.message)))
     profile = options.profile
-    workload = workload_of(doc, profile)
-    context = Context(workload, profile) if workload is not None else None
-    object_context = ObjectContext(doc, workload, profile)
-    for rule in rules.values():
-        if not options.enabled(rule.meta.id):
+    workloads = workloads_of(doc, profile)
+    hits: list[tuple[Rule, Hit]] = []
+    for rule in rules:
+        assert rule.check is not None
+        if rule.meta.kinds and doc.kind not in rule.meta.kinds:
             continue
-        if rule.object_check is not None:  # declarative policies: any object
-            hits.extend((rule, hit) for hit in rule.object_check(object_context))
-        elif rule.check is not None and context is not None:
+        if rule.applies == "object":
+            context = ObjectContext(doc, workloads, profile, options.kubernetes_version)
             hits.extend((rule, hit) for hit in rule.check(context))
+            continue
+        for workload in workloads:
+            found = rule.check(Context(workload, profile, options.kubernetes_version))
+            hits.extend((rule, hit) for hit in found)
     return hits
+
+
+def _paths(hit: Hit) -> tuple[tuple[str | int, ...], ...]:
+    """The paths whose positions a hit needs."""
+    if hit.pos is not None:
+        return ()
+    return (hit.path,) if hit.mention is None else (hit.path, hit.mention.path)
 
 
 def _findings(doc: Document, hits: list[tuple[Rule, Hit]], options: LintOptions) -> list[Finding]:
     """Hits, less the suppressed ones, as findings at their positions."""
-    ignored = _annotation_ignores(doc)
+    ignored = annotation_ignores(doc) if hits else set()
     out = []
     for rule, hit in hits:
         if rule.meta.id in ignored:
             continue
-        pos = hit.pos or doc.positions.at(hit.path)
-        if rule.meta.id in _inline_ignores(doc, pos):
+        pos = position(doc, hit)
+        if rule.meta.id in inline_ignores(doc, pos):
             continue
         out.append(_finding(doc, rule, hit, pos, options))
     return out
 
 
+def position(doc: Document, hit: Hit) -> Pos:
+    """Where a hit points: inside a script, at a value, or at a key."""
+    if hit.pos is not None:
+        return hit.pos
+    if hit.inner is not None:
+        from pmanifest.shell import script_pos
+
+        return script_pos(doc, hit.path, hit.inner)
+    return doc.positions.value_at(hit.path) if hit.value else doc.positions.at(hit.path)
+
+
 def _finding(doc: Document, rule: Rule, hit: Hit, pos: Pos, options: LintOptions) -> Finding:
+    message = hit.message
+    if hit.mention is not None:
+        line = position(doc, Hit(hit.mention.path, "", inner=hit.mention.inner)).line
+        cut = hit.mention.at
+        message = f"{message[:cut]} (line {line}){message[cut:]}"
     return Finding(
         rule=rule.meta.id,
         slug=rule.meta.slug,
@@ -152,45 +177,5 @@ def _finding(doc: Document, rule: Rule, hit: Hit, pos: Pos, options: LintOptions
         column=pos.column,
         object=ObjectRef(doc.kind, doc.name, doc.namespace),
         path=dotted(hit.path),
-        message=hit.message,
+        message=message,
     )
-
-
-def rule_ids(names: str) -> set[str]:
-    """``"PM201, prestop-sleep"`` -> ``{"PM201", "PM203"}`` (unknown names are dropped)."""
-    out = set()
-    for name in names.split(","):
-        found = lookup(name.strip())
-        if found is not None:
-            out.add(found.meta.id)
-    return out
-
-
-def _annotation_ignores(doc: Document) -> set[str]:
-    paths: list[Path] = [("metadata", "annotations")]
-    workload_kind_paths = {
-        "Pod": None, "CronJob": ("spec", "jobTemplate", "spec", "template", "metadata"),
-    }
-    template_meta = workload_kind_paths.get(doc.kind or "", ("spec", "template", "metadata"))
-    if template_meta is not None:
-        paths.append((*template_meta, "annotations"))
-    ignored: set[str] = set()
-    for path in paths:
-        node = doc.data
-        for part in path:
-            node = node.get(part) if isinstance(node, dict) else None
-        value = node.get(IGNORE_ANNOTATION) if isinstance(node, dict) else None
-        if isinstance(value, str):
-            ignored |= rule_ids(value)
-    return ignored
-
-
-def _inline_ignores(doc: Document, pos: Pos) -> set[str]:
-    """Rules ignored by a ``# pmanifest: ignore=...`` comment on the line or the line above."""
-    ignored: set[str] = set()
-    for line_no in (pos.line, pos.line - 1):
-        if 1 <= line_no <= len(doc.source_lines):
-            match = _INLINE_IGNORE.search(doc.source_lines[line_no - 1])
-            if match:
-                ignored |= rule_ids(match.group(1))
-    return ignored

@@ -45,6 +45,7 @@ class LintRequest:
     colour: bool
     jobs: int | None = None  # None: one per CPU (bounded)
     policies: tuple[str, ...] = ()  # user policy directories (--policies)
+    select: tuple[str, ...] = ()  # --select: only these rules (ids or slugs)
 
 
 def pair_outputs(formats: tuple[str, ...], paths: tuple[str, ...]) -> tuple[Output, ...]:
@@ -68,10 +69,6 @@ def pair_outputs(formats: tuple[str, ...], paths: tuple[str, ...]) -> tuple[Outp
                 raise ConfigError(f"--output {o.path} is given twice")
             seen.add(key)
     return outputs
-
-
-def _config(request: LintRequest) -> Config:
-    return config_from(request.config_path)
 
 
 def config_from(config_path: str | None) -> Config:
@@ -99,13 +96,14 @@ def options_for(request: LintRequest, config: Config) -> LintOptions:
         severities[resolve_rule(name)] = "off"
     if request.no_schema:
         severities["PM002"] = "off"
-    return LintOptions(version, profile, severities)
+    select = frozenset(resolve_rule(name) for name in request.select) or None
+    return LintOptions(version, profile, severities, select=select)
 
 
 def run_lint(request: LintRequest) -> tuple[str, list[str], int]:
     """Write the file reports; return (stdout text, stderr lines, exit code).
     Raises PmanifestError for exit-2 problems."""
-    config = _config(request)
+    config = config_from(request.config_path)
     with user_policies(config, request.policies):
         return _lint(request, config)
 

@@ -3,7 +3,7 @@ command, so the policy package never imports the engine)."""
 
 from __future__ import annotations
 
-from pmanifest.policy import Policy, PolicyTest, builtin_policies, load_policy_dirs
+from pmanifest.policy import Policy, PolicyTest, load_policy_dirs
 from pmanifest.profile import DEFAULT_PROFILE
 
 
@@ -11,24 +11,22 @@ def policy_test_findings(policy: Policy, test: PolicyTest) -> list[str]:
     """``line:col slug`` of the policy's own findings on the test's manifest (the policy
     must be registered)."""
     from pmanifest.lint import LintOptions, lint_bytes
-    from pmanifest.rules import registry
 
-    off = {rule_id: "off" for rule_id in registry() if rule_id != policy.meta.id}
-    options = LintOptions(profile_name=test.profile or DEFAULT_PROFILE, severities=off)
+    options = LintOptions(profile_name=test.profile or DEFAULT_PROFILE,
+                          select=frozenset({policy.meta.id}))
     findings = lint_bytes(test.manifest.encode("utf-8"), "test.yaml", options)
     return [f"{f.line}:{f.column} {f.slug}" for f in findings if f.rule == policy.meta.id]
 
 
 def run_policy_tests(directories: tuple[str, ...]) -> tuple[list[str], bool]:
-    """Run the ``tests:`` of every policy in ``directories`` (default: the built-in ones).
-    Returns (report lines, whether any test failed); invalid policy files: ConfigError."""
+    """Run the ``tests:`` of every policy in ``directories``. Returns (report lines, whether
+    any test failed); invalid policy files: ConfigError."""
     from pmanifest.rules import registered
 
-    policies = load_policy_dirs(directories) if directories else list(builtin_policies())
+    policies = load_policy_dirs(directories)
     lines: list[str] = []
     passed = failed = 0
-    # built-in policies are registered already; user ones join the registry for the run
-    with registered(p.rule() for p in policies if directories):
+    with registered(p.rule() for p in policies):  # they join the registry for the run
         for policy in policies:
             if not policy.tests:
                 lines.append(f"SKIP {policy.meta.id}: no tests ({policy.source})")

@@ -7,8 +7,6 @@ import importlib.resources
 from dataclasses import dataclass
 from typing import Any
 
-import yaml
-
 from pmanifest.errors import ConfigError
 
 DEFAULT_PROFILE = "together"
@@ -38,10 +36,44 @@ class Profile:
         return {self.label_key: self.label_value}
 
 
+_KEY_VALUE = {"type": "object", "additionalProperties": False, "required": ["key", "value"],
+              "properties": {"key": {"type": "string", "minLength": 1},
+                             "value": {"type": "string", "minLength": 1}}}
+_PREFIX = {"type": ["string", "null"], "minLength": 1}
+PROFILE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "minProperties": 1,
+    "propertyNames": {"pattern": "^[a-z][a-z0-9-]*$"},
+    "additionalProperties": {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["description", "label", "standardNodePrefix", "preemptibleNodePrefix",
+                     "taint", "gracePeriodCap", "drainWindowSeconds"],
+        "properties": {
+            "description": {"type": "string", "minLength": 1},
+            "label": _KEY_VALUE,
+            "standardNodePrefix": _PREFIX,
+            "preemptibleNodePrefix": _PREFIX,
+            "taint": {"oneOf": [{"type": "null"}, {
+                "type": "object", "additionalProperties": False, "required": ["key", "effect"],
+                "properties": {"key": {"type": "string", "minLength": 1},
+                               "value": {"type": ["string", "null"]},
+                               "effect": {"enum": ["NoSchedule", "PreferNoSchedule",
+                                                   "NoExecute"]}}}]},
+            "gracePeriodCap": {"type": "integer", "minimum": 1},
+            "drainWindowSeconds": {"type": "integer", "minimum": 1},
+        },
+    },
+}
+PROFILES_FILE = "profiles.yaml"
+
+
 @functools.cache
 def _all_profiles() -> dict[str, Profile]:
-    text = importlib.resources.files("pmanifest.policies").joinpath("profiles.yaml").read_text()
-    raw: dict[str, Any] = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    from pmanifest.datafile import load_data
+
+    text = importlib.resources.files("pmanifest.policies").joinpath(PROFILES_FILE).read_text()
+    raw, _ = load_data(text, f"policies/{PROFILES_FILE}", PROFILE_SCHEMA, "the profiles")
     return {name: _profile(name, body) for name, body in raw.items()}
 
 

@@ -1,8 +1,14 @@
 """Kubernetes schema validation with the strict schemas shipped by kubernetes-validate.
 
-Validators are compiled once per (Kubernetes version, apiVersion, kind) and reused. Errors are
-reduced to a path and a short message; fields the API server defaults (so a manifest may omit
-them although older OpenAPI documents mark them required) are not reported.
+Validators are compiled once per (Kubernetes version, apiVersion, kind) and reused. Only the
+built-in API groups are validated: the core group, groups without a dot (apps, batch, policy,
+autoscaling) and ``*.k8s.io`` groups; any other group is a custom resource and is not checked
+here (``scheduling.volcano.sh`` is not ``scheduling.k8s.io``).
+
+Some fields are marked required by the OpenAPI documents of some versions although the API
+server defaults them (``SERVER_DEFAULTED``). They are dropped from ``required`` when the
+schemas load, so the compiled check, jsonschema and the messages all agree that a manifest may
+omit them. Errors are worded by :mod:`pmanifest.jsonerrors`.
 """
 
 from __future__ import annotations
@@ -12,21 +18,37 @@ import importlib.util
 import json
 import pathlib
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from pmanifest.document import Path
 from pmanifest.errors import ConfigError
+from pmanifest.jsonerrors import Words, describe, json_type
 
 DEFAULT_KUBERNETES_VERSION = "1.31"
+__all__ = ["DEFAULT_KUBERNETES_VERSION", "SERVER_DEFAULTED", "SchemaProblem", "json_type",
+           "resolve_version", "supported_versions", "validate", "version_tuple"]
 
-# (parent path pattern, property) pairs the API server defaults although the schema of some
-# versions marks them required. Patterns match the dotted path with list indexes as [*].
-_SERVER_DEFAULTED = {
-    ("podFailurePolicy.rules[*].onPodConditions[*]", "status"),
+# (definition, field) -> why a manifest may omit it although some versions' OpenAPI marks it
+# required (the versions are those of kubernetes-validate's schemas; see tests/test_schema.py).
+SERVER_DEFAULTED: dict[tuple[str, str], str] = {
+    ("io.k8s.api.apps.v1.StatefulSetSpec", "serviceName"):
+        "optional in the API; the OpenAPI marked it required until 1.32",
+    ("io.k8s.api.batch.v1.PodFailurePolicyOnPodConditionsPattern", "status"):
+        'defaulted to "True" by the API server; required in the OpenAPI until 1.34',
+    ("io.k8s.api.batch.v1.PodFailurePolicyRule", "onPodConditions"):
+        "an onExitCodes rule needs none; required in the OpenAPI until 1.28",
+    ("io.k8s.api.rbac.v1.RoleRef", "apiGroup"):
+        "defaulted to rbac.authorization.k8s.io; required in the OpenAPI until 1.35",
+    ("io.k8s.api.networking.v1.NetworkPolicySpec", "podSelector"):
+        "omitted means every pod of the namespace; required in the OpenAPI until 1.33",
+    ("io.k8s.api.discovery.v1.EndpointSlice", "endpoints"):
+        "may be omitted (no endpoints); required in the OpenAPI until 1.35",
 }
 _VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.\d+)?$")
+_KIND = re.compile(r"^[A-Za-z][A-Za-z0-9]{0,99}$")
+_GROUP_VERSION = re.compile(r"^(?:(?P<group>[a-z0-9.-]{1,253})/)?(?P<version>v[a-z0-9]{1,20})$")
 
 
 @dataclass(frozen=True)
@@ -75,25 +97,56 @@ def _schema_dir(version: str) -> Any:
     return _schema_root().joinpath(f"v{version}.0-local-strict")
 
 
+def schema_file(api_version: str, kind: str) -> str | None:
+    """The file name of a built-in kind's schema, or None for a custom resource (or a name
+    that cannot be one): ``apps/v1 Deployment`` -> ``deployment-apps-v1.json``."""
+    match = _GROUP_VERSION.match(api_version)
+    if match is None or not _KIND.match(kind):
+        return None
+    group, version = match.group("group"), match.group("version")
+    if group is None:
+        return f"{kind.lower()}-{version}.json"
+    if "." in group and not group.endswith(".k8s.io"):
+        return None  # a custom resource's group
+    return f"{kind.lower()}-{group.split('.')[0]}-{version}.json"
+
+
+def _without_defaulted(name: str, schema: dict[str, Any]) -> dict[str, Any]:
+    dropped = {field for (definition, field) in SERVER_DEFAULTED if definition == name}
+    required = schema.get("required")
+    if dropped and isinstance(required, list) and dropped & set(required):
+        schema = {**schema, "required": [f for f in required if f not in dropped]}
+    return schema
+
+
 @functools.cache
-def _registry(version: str) -> Any:
-    from referencing import Registry, Resource
-
-    definitions = json.loads(_schema_dir(version).joinpath("_definitions.json").read_text())
-    resource = Resource.from_contents(definitions)
-    return Registry().with_resource("https://kubernetes.io/api/_definitions.json", resource)
-
-
-def _schema_file(api_version: str, kind: str) -> str:
-    group_version = re.sub(r"^([^./]*)(?:\.[^/]*)?/", r"\1-", api_version)
-    return f"{kind.lower()}-{group_version}.json"
+def _definitions_document(version: str) -> dict[str, Any]:
+    """``_definitions.json`` of a version, with the server-defaulted fields made optional."""
+    document: dict[str, Any] = json.loads(
+        _schema_dir(version).joinpath("_definitions.json").read_text())
+    document["$defs"] = {name: _without_defaulted(name, schema)
+                         for name, schema in document["$defs"].items()}
+    return document
 
 
-@functools.cache
 def _definitions(version: str) -> dict[str, Any]:
-    text = _schema_dir(version).joinpath("_definitions.json").read_text()
-    definitions: dict[str, Any] = json.loads(text)["$defs"]
-    return definitions
+    defs: dict[str, Any] = _definitions_document(version)["$defs"]
+    return defs
+
+
+@functools.cache
+def _kind_schema(version: str, api_version: str, kind: str) -> dict[str, Any] | None:
+    name = schema_file(api_version, kind)
+    path = _schema_dir(version).joinpath(name) if name is not None else None
+    if path is None or not path.is_file():
+        return None
+    schema: dict[str, Any] = json.loads(path.read_text())
+    group_version = api_version.rpartition("/")
+    suffix = f".{group_version[2]}.{kind}"
+    for definition, _ in SERVER_DEFAULTED:
+        if definition.endswith(suffix):
+            schema = _without_defaulted(definition, schema)
+    return schema
 
 
 @functools.cache
@@ -101,23 +154,23 @@ def _fast_check(version: str, api_version: str, kind: str) -> Callable[[Any], bo
     """The compiled yes/no validator (see fastschema), or None to use jsonschema alone."""
     from pmanifest.fastschema import compile_schema
 
-    path = _schema_dir(version).joinpath(_schema_file(api_version, kind))
-    if "/" in kind or not path.is_file():
-        return None
-    return compile_schema(json.loads(path.read_text()), _definitions(version))
+    schema = _kind_schema(version, api_version, kind)
+    return compile_schema(schema, _definitions(version)) if schema is not None else None
 
 
 @functools.cache
 def validator_for(version: str, api_version: str, kind: str) -> Any | None:
     """A compiled validator, or None when the schema does not know the kind (a CRD)."""
     from jsonschema import Draft202012Validator
+    from referencing import Registry, Resource
 
-    path = _schema_dir(version).joinpath(_schema_file(api_version, kind))
-    if "/" in kind or not path.is_file():
+    schema = _kind_schema(version, api_version, kind)
+    if schema is None:
         return None
-    schema = json.loads(path.read_text())
-    schema["$id"] = "https://kubernetes.io/api/" + _schema_file(api_version, kind)
-    return Draft202012Validator(schema, registry=_registry(version))
+    schema = {**schema, "$id": f"https://kubernetes.io/api/{schema_file(api_version, kind)}"}
+    resource = Resource.from_contents(_definitions_document(version))
+    registry = Registry().with_resource("https://kubernetes.io/api/_definitions.json", resource)
+    return Draft202012Validator(schema, registry=registry)
 
 
 def validate(obj: dict[str, Any], version: str) -> list[SchemaProblem]:
@@ -131,71 +184,35 @@ def validate(obj: dict[str, Any], version: str) -> list[SchemaProblem]:
     validator = validator_for(version, api_version, kind)
     if validator is None:
         return []
-    problems = [p for error in validator.iter_errors(obj) for p in _problems(error)]
+    words = _words(version)
+    problems = [SchemaProblem(v.path, v.message)
+                for error in validator.iter_errors(obj) for v in describe(error, words)]
     unique = {(p.path, p.message): p for p in problems}
     return sorted(unique.values(), key=lambda p: (tuple(str(x) for x in p.path), p.message))
 
 
-def _pattern(path: Path) -> str:
-    out = ""
-    for part in path:
-        out += "[*]" if isinstance(part, int) else ("." if out else "") + part
-    return out
+# --- a hint for a known field at the wrong level ------------------------------------------------
+
+_LEVELS = (  # where a field may belong, in the order a hint names them
+    ("io.k8s.api.core.v1.PodSpec", "the pod spec"),
+    ("io.k8s.api.core.v1.Container", "a container"),
+    ("io.k8s.api.batch.v1.JobSpec", "the Job spec"),
+    ("io.k8s.api.apps.v1.DeploymentSpec", "the Deployment spec"),
+    ("io.k8s.api.core.v1.PodTemplateSpec", "the pod template"),
+    ("io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta", "metadata"),
+)
 
 
-def _problems(error: Any) -> Iterator[SchemaProblem]:
-    if error.context:
-        # anyOf/oneOf: report the branch that got furthest, not the whole alternative
-        from jsonschema.exceptions import best_match
+@functools.cache
+def _words(version: str) -> Words:
+    definitions = _definitions(version)
+    levels = [(set(definitions.get(name, {}).get("properties", {})), where)
+              for name, where in _LEVELS]
 
-        best = best_match(error.context)
-        if best is not None and best is not error:
-            yield from _problems(best)
-            return
-    path: Path = tuple(error.absolute_path)
-    validator = error.validator
-    if validator == "required":
-        missing = [p for p in error.validator_value if p not in (error.instance or {})]
-        pattern = _pattern(path)
-        for prop in missing:
-            if any(pattern.endswith(parent) and prop == name for parent, name in _SERVER_DEFAULTED):
-                continue
-            yield SchemaProblem(path, f"missing required field {prop!r}")
-        return
-    if validator == "additionalProperties":
-        allowed = set(error.schema.get("properties", {}))
-        for key in error.instance:
-            if key not in allowed:
-                yield SchemaProblem((*path, key), f"unknown field {key!r}")
-        return
-    if validator == "type":
-        expected = error.validator_value
-        expected_text = " or ".join(t for t in expected if t != "null") if isinstance(
-            expected, list) else expected
-        yield SchemaProblem(path, f"expected {expected_text}, got {json_type(error.instance)}")
-        return
-    if validator == "enum":
-        allowed_values = ", ".join(repr(v) for v in error.validator_value if v is not None)
-        yield SchemaProblem(path, f"{error.instance!r} is not one of {allowed_values}")
-        return
-    message = error.message
-    if len(message) > 200:
-        message = message[:197] + "..."
-    yield SchemaProblem(path, message)
+    def misplaced(path: Path, key: str) -> str | None:
+        places = [where for fields, where in levels if key in fields]
+        if not places:
+            return None
+        return f"{key!r} belongs on {' or '.join(places)}, not here: move it there"
 
-
-def json_type(value: Any) -> str:
-    """The JSON Schema type name of a loaded YAML value."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
+    return Words(root="the object", unknown_hint=misplaced)

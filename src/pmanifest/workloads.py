@@ -10,12 +10,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from pmanifest.contract import DAEMON_ROLE, ROLE_LABEL, ROLES
 from pmanifest.document import Document, Path
 from pmanifest.placement import Placement, placement_of
 from pmanifest.profile import Profile
-
-ROLE_LABEL = "pmanifest.io/role"
-ROLES = ("worker", "coordinator", "serving")
 
 POD_SPEC_PATHS: dict[str, Path] = {
     "Pod": ("spec",),
@@ -26,15 +24,15 @@ POD_SPEC_PATHS: dict[str, Path] = {
     "ReplicaSet": ("spec", "template", "spec"),
     "ReplicationController": ("spec", "template", "spec"),
     "DaemonSet": ("spec", "template", "spec"),
+    "PodTemplate": ("template", "spec"),
 }
 JOB_SPEC_PATHS: dict[str, Path] = {"Job": ("spec",), "CronJob": ("spec", "jobTemplate", "spec")}
-LONG_RUNNING_KINDS = frozenset({"Deployment", "ReplicaSet", "ReplicationController", "StatefulSet"})
 DEFAULT_ROLES = {
     "Deployment": "serving",
     "ReplicaSet": "serving",
     "ReplicationController": "serving",
     "StatefulSet": "coordinator",
-    "DaemonSet": "daemon",
+    "DaemonSet": DAEMON_ROLE,
 }
 CONTAINER_LISTS = ("initContainers", "containers")
 
@@ -116,11 +114,6 @@ class Workload:
                 out[volume["name"]] = volume
         return out
 
-    def annotations(self) -> dict[str, Any]:
-        merged = dict(mapping(self.doc.data, ("metadata", "annotations")))
-        merged.update(mapping(self.doc.data, (*self.template_meta_path, "annotations")))
-        return merged
-
 
 def role_of(doc: Document, kind: str, pod_path: Path) -> str:
     template_labels = mapping(doc.data, (*pod_path[:-1], "metadata", "labels"))
@@ -131,16 +124,23 @@ def role_of(doc: Document, kind: str, pod_path: Path) -> str:
     return DEFAULT_ROLES.get(kind, "worker")
 
 
-def workload_of(doc: Document, profile: Profile) -> Workload | None:
-    """The workload view of a document, or None if it carries no (well-typed) pod template."""
+def pod_paths(doc: Document) -> tuple[Path, ...]:
+    """Where the pod specs of a document are (whether or not they are mappings)."""
+    path = POD_SPEC_PATHS.get(doc.kind or "")
+    return (path,) if path is not None else ()
+
+
+def workloads_of(doc: Document, profile: Profile) -> tuple[Workload, ...]:
+    """The pod templates of a document with their roles: none for most kinds (and for a pod
+    template that is not a mapping), one for the core workload kinds."""
     kind = doc.kind
     if kind is None or kind not in POD_SPEC_PATHS:
-        return None
+        return ()
     pod_path = POD_SPEC_PATHS[kind]
     pod = get(doc.data, pod_path)
     if not isinstance(pod, dict):
-        return None
-    return Workload(
+        return ()
+    return (Workload(
         doc=doc,
         kind=kind,
         role=role_of(doc, kind, pod_path),
@@ -148,4 +148,4 @@ def workload_of(doc: Document, profile: Profile) -> Workload | None:
         pod=pod,
         placement=placement_of(pod, profile, pod_path),
         job_path=JOB_SPEC_PATHS.get(kind),
-    )
+    ),)

@@ -44,7 +44,8 @@ def test_findings_exit_1_with_exact_text(runner: CliRunner, tmp_path: Path) -> N
     result = runner.invoke(main, ["lint", "job.yaml"])
     assert result.exit_code == 1
     assert result.stdout == (
-        "job.yaml:9:7: error PM002[schema-invalid] unknown field 'terminationGracePeriodSecond'\n"
+        "job.yaml:9:7: error PM002[schema-invalid] unknown key 'terminationGracePeriodSecond' in "
+        "spec.template.spec; did you mean 'terminationGracePeriodSeconds'?\n"
     )
     assert result.stderr == "1 error, 0 warnings, 0 info in 1 file (1 object)\n"
 
@@ -64,7 +65,8 @@ def test_json_format_matches_the_design(runner: CliRunner, tmp_path: Path) -> No
         "rule": "PM002", "slug": "schema-invalid", "severity": "error", "file": "job.yaml",
         "line": 9, "column": 7, "object": {"kind": "Job", "name": "train", "namespace": None},
         "path": "spec.template.spec.terminationGracePeriodSecond",
-        "message": "unknown field 'terminationGracePeriodSecond'",
+        "message": "unknown key 'terminationGracePeriodSecond' in spec.template.spec; did you "
+                   "mean 'terminationGracePeriodSeconds'?",
     }]
     assert payload["summary"] == {"files": 1, "objects": 1, "errors": 1, "warnings": 0,
                                   "infos": 0}
@@ -138,7 +140,7 @@ def test_disable_flag_and_unknown_rule(runner: CliRunner, tmp_path: Path) -> Non
     result = runner.invoke(main, ["lint", "job.yaml", "--disable", "schema-invalide"])
     assert result.exit_code == 2
     assert result.stderr == (
-        "pmanifest: unknown rule 'schema-invalide' (did you mean schema-invalid?)\n")
+        "pmanifest: unknown rule 'schema-invalide' (did you mean 'schema-invalid'?)\n")
 
 
 def test_config_unknown_key_names_file_and_line(runner: CliRunner, tmp_path: Path) -> None:
@@ -147,7 +149,7 @@ def test_config_unknown_key_names_file_and_line(runner: CliRunner, tmp_path: Pat
     result = runner.invoke(main, ["lint", "job.yaml"])
     assert (result.exit_code, result.stdout) == (2, "")
     assert result.stderr.endswith(
-        ".pmanifest.yaml:2:1: unknown config key 'rule' (did you mean 'rules'?)\n")
+        ".pmanifest.yaml:2:1: unknown key 'rule' in the config; did you mean 'rules'?\n")
 
 
 def test_config_in_pyproject_is_found_from_a_subdirectory(
@@ -165,7 +167,8 @@ def test_config_bad_level_and_version(runner: CliRunner, tmp_path: Path) -> None
     result = runner.invoke(main, ["lint", "job.yaml", "--config", "c.yaml"])
     assert result.exit_code == 2
     assert result.stderr == (
-        "c.yaml:2:3: rule PM002: level must be one of off, error, warning, info, not 'loud'\n")
+        "c.yaml:2:10: rules.PM002 is 'loud', which is not one of off, error, warning, info; "
+        "use one of: off, error, warning, info\n")
     result = runner.invoke(main, ["lint", "job.yaml", "--kubernetes-version", "1.12"])
     assert result.exit_code == 2
     assert result.stderr == (

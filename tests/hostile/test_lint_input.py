@@ -122,10 +122,14 @@ EXPECTED: dict[str, tuple[int, list[tuple[str, str, str]], str]] = {
     'apiversion-int': (0, [
     ], ''),
     'grace-string': (1, [
-        ('11:7:', 'error PM002[schema-invalid]', 'expected integer, got string'),
+        ('11:7:', 'error PM002[schema-invalid]',
+         'spec.template.spec.terminationGracePeriodSeconds must be an integer, got string; give '
+         'an integer'),
     ], '1 error, 0 warnings, 0 info in 1 file (1 object)'),
     'grace-1e9': (1, [
-        ('11:7:', 'error PM002[schema-invalid]', 'expected integer, got string'),
+        ('11:7:', 'error PM002[schema-invalid]',
+         'spec.template.spec.terminationGracePeriodSeconds must be an integer, got string; give '
+         'an integer'),
     ], '1 error, 0 warnings, 0 info in 1 file (1 object)'),
     'grace-float': (1, [
         ('11:7:', 'error PM201[grace-period-over-limit]', 'GRACE_FLOAT'),
@@ -134,68 +138,107 @@ EXPECTED: dict[str, tuple[int, list[tuple[str, str, str]], str]] = {
         ('11:7:', 'error PM201[grace-period-over-limit]', 'GRACE_HUGE'),
     ], '1 error, 0 warnings, 0 info in 1 file (1 object)'),
     'grace-list': (1, [
-        ('11:7:', 'error PM002[schema-invalid]', 'expected integer, got array'),
+        ('11:7:', 'error PM002[schema-invalid]',
+         'spec.template.spec.terminationGracePeriodSeconds must be an integer, got list; give an '
+         'integer'),
     ], '1 error, 0 warnings, 0 info in 1 file (1 object)'),
     'grace-nan': (1, [
-        ('11:7:', 'error PM002[schema-invalid]', 'expected integer, got number'),
+        ('11:7:', 'error PM002[schema-invalid]',
+         'spec.template.spec.terminationGracePeriodSeconds must be an integer, got number; give '
+         'an integer'),
     ], '1 error, 0 warnings, 0 info in 1 file (1 object)'),
     'template-null': (0, [
     ], ''),
     'spec-list': (1, [
-        ('4:1:', 'error PM002[schema-invalid]', 'expected object, got array'),
+        ('4:1:', 'error PM002[schema-invalid]',
+         'spec must be a mapping, got list; give a mapping'),
     ], '1 error, 0 warnings, 0 info in 1 file (1 object)'),
     'pod-spec-scalar': (1, [
-        ('6:5:', 'error PM002[schema-invalid]', 'expected object, got string'),
+        ('6:5:', 'error PM002[schema-invalid]',
+         'spec.template.spec must be a mapping, got string; give a mapping'),
     ], '1 error, 0 warnings, 0 info in 1 file (1 object)'),
     'metadata-list': (1, [
-        ('3:1:', 'error PM002[schema-invalid]', 'expected object, got array'),
+        ('3:1:', 'error PM002[schema-invalid]',
+         'metadata must be a mapping, got list; give a mapping'),
     ], '1 error, 0 warnings, 0 info in 1 file (1 object)'),
     'containers-map': (1, [
-        ('12:7:', 'error PM002[schema-invalid]', 'expected array, got object'),
+        ('12:7:', 'error PM002[schema-invalid]',
+         'spec.template.spec.containers must be a list, got mapping; give a list'),
     ], '1 error, 0 warnings, 0 info in 1 file (1 object)'),
     'containers-scalars': (1, [
-        ('12:20:', 'error PM002[schema-invalid]', 'expected object, got string'),
-        ('12:26:', 'error PM002[schema-invalid]', 'expected object, got integer'),
+        ('12:20:', 'error PM002[schema-invalid]',
+         'spec.template.spec.containers[0] must be a mapping, got string; give a mapping'),
+        ('12:26:', 'error PM002[schema-invalid]',
+         'spec.template.spec.containers[1] must be a mapping, got integer; give a mapping'),
     ], '2 errors, 0 warnings, 0 info in 1 file (1 object)'),
     'command-string': (1, [
         ('13:11:', 'warning PM302[no-checkpoint-handler]', 'JOB_NO_HANDLER'),
-        ('15:11:', 'error PM002[schema-invalid]', 'expected array, got string'),
+        ('15:11:', 'error PM002[schema-invalid]',
+         'spec.template.spec.containers[0].command must be a list, got string; give a list'),
     ], '1 error, 1 warning, 0 info in 1 file (1 object)'),
     'env-map': (1, [
-        ('16:11:', 'error PM002[schema-invalid]', 'expected array, got object'),
+        ('16:11:', 'error PM002[schema-invalid]',
+         'spec.template.spec.containers[0].env must be a list, got mapping; give a list'),
     ], '1 error, 0 warnings, 0 info in 1 file (1 object)'),
     'env-item-junk': (1, [
-        ('16:17:', 'error PM002[schema-invalid]', 'expected object, got integer'),
-        ('16:21:', 'error PM002[schema-invalid]', 'expected string, got array'),
-        ('16:33:', 'error PM002[schema-invalid]', "missing required field 'name'"),
-        ('16:34:', 'error PM002[schema-invalid]', 'expected string, got integer'),
+        ('16:17:', 'error PM002[schema-invalid]',
+         'spec.template.spec.containers[0].env[0] must be a mapping, got integer; give a mapping'),
+        ('16:21:', 'error PM002[schema-invalid]',
+         'spec.template.spec.containers[0].env[1].name must be a string, got list; quote it to '
+         'make it a string'),
+        ('16:33:', 'error PM002[schema-invalid]',
+         "spec.template.spec.containers[0].env[2] is missing 'name'; add it"),
+        ('16:34:', 'error PM002[schema-invalid]',
+         'spec.template.spec.containers[0].env[2].value must be a string, got integer; quote it '
+         'to make it a string'),
     ], '4 errors, 0 warnings, 0 info in 1 file (1 object)'),
     'nodeselector-list': (1, [
-        ('10:7:', 'error PM002[schema-invalid]', 'expected object, got array'),
+        ('10:7:', 'error PM002[schema-invalid]',
+         'spec.template.spec.nodeSelector must be a mapping, got list; give a mapping'),
     ], '1 error, 0 warnings, 0 info in 1 file (1 object)'),
     'affinity-terms-strings': (1, [
-        ('10:102:', 'error PM002[schema-invalid]', 'expected object, got string'),
-        ('10:105:', 'error PM002[schema-invalid]', 'expected object, got string'),
+        ('10:102:', 'error PM002[schema-invalid]',
+         ''
+         'spec.template.spec.affinity.nodeAffinity.'
+         'requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0] must be a mapping, '
+         'got string; give a mapping'),
+        ('10:105:', 'error PM002[schema-invalid]',
+         ''
+         'spec.template.spec.affinity.nodeAffinity.'
+         'requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[1] must be a mapping, '
+         'got string; give a mapping'),
     ], '2 errors, 0 warnings, 0 info in 1 file (1 object)'),
     'affinity-expressions-strings': (1, [
         ('10:102:', 'error PM104[unschedulable-placement]', 'EMPTY_TERM'),
-        ('10:122:', 'error PM002[schema-invalid]', 'expected object, got string'),
+        ('10:122:', 'error PM002[schema-invalid]',
+         ''
+         'spec.template.spec.affinity.nodeAffinity.'
+         'requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].'
+         'matchExpressions[0] must be a mapping, got string; give a mapping'),
     ], '2 errors, 0 warnings, 0 info in 1 file (1 object)'),
     'prestop-string': (1, [
-        ('16:23:', 'error PM002[schema-invalid]', 'expected object, got string'),
+        ('16:23:', 'error PM002[schema-invalid]',
+         'spec.template.spec.containers[0].lifecycle.preStop must be a mapping, got string; give '
+         'a mapping'),
     ], '1 error, 0 warnings, 0 info in 1 file (1 object)'),
     'prestop-exec-string': (1, [
-        ('16:40:', 'error PM002[schema-invalid]', 'expected array, got string'),
+        ('16:40:', 'error PM002[schema-invalid]',
+         'spec.template.spec.containers[0].lifecycle.preStop.exec.command must be a list, got '
+         'string; give a list'),
     ], '1 error, 0 warnings, 0 info in 1 file (1 object)'),
     'volumes-no-name': (1, [
-        ('12:17:', 'error PM002[schema-invalid]', "missing required field 'name'"),
-        ('12:33:', 'error PM002[schema-invalid]', 'expected object, got integer'),
+        ('12:17:', 'error PM002[schema-invalid]',
+         "spec.template.spec.volumes[0] is missing 'name'; add it"),
+        ('12:33:', 'error PM002[schema-invalid]',
+         'spec.template.spec.volumes[1] must be a mapping, got integer; give a mapping'),
     ], '2 errors, 0 warnings, 0 info in 1 file (1 object)'),
     'volume-mounts-string': (1, [
-        ('16:11:', 'error PM002[schema-invalid]', 'expected array, got string'),
+        ('16:11:', 'error PM002[schema-invalid]',
+         'spec.template.spec.containers[0].volumeMounts must be a list, got string; give a list'),
     ], '1 error, 0 warnings, 0 info in 1 file (1 object)'),
     'pod-failure-policy-string': (1, [
-        ('5:3:', 'error PM002[schema-invalid]', 'expected object, got string'),
+        ('5:3:', 'error PM002[schema-invalid]',
+         'spec.podFailurePolicy must be a mapping, got string; give a mapping'),
         ('5:3:', 'warning PM401[preemption-counts-as-failure]', 'PFP_NO_IGNORE'),
     ], '1 error, 1 warning, 0 info in 1 file (1 object)'),
     'list-items-junk': (0, [
@@ -203,9 +246,12 @@ EXPECTED: dict[str, tuple[int, list[tuple[str, str, str]], str]] = {
     'list-items-map': (0, [
     ], ''),
     'non-string-keys': (1, [
-        ('4:8:', 'error PM002[schema-invalid]', 'unknown field 1'),
-        ('4:14:', 'error PM002[schema-invalid]', "unknown field 'true'"),
-        ('4:23:', 'error PM002[schema-invalid]', "unknown field 'null'"),
+        ('4:8:', 'error PM002[schema-invalid]',
+         "unknown key '1' in spec; remove it"),
+        ('4:14:', 'error PM002[schema-invalid]',
+         "unknown key 'true' in spec; remove it"),
+        ('4:23:', 'error PM002[schema-invalid]',
+         "unknown key 'null' in spec; remove it"),
     ], '3 errors, 0 warnings, 0 info in 1 file (1 object)'),
     'duplicate-key': (1, [
         ('3:1:', 'error PM001[yaml-syntax-error]', "duplicate key 'kind'"),
@@ -291,7 +337,8 @@ EXPECTED: dict[str, tuple[int, list[tuple[str, str, str]], str]] = {
         ('3:4:', 'error PM001[yaml-syntax-error]', 'PY_APPLY'),
     ], '1 error, 0 warnings, 0 info in 1 file (0 objects)'),
     'unicode-line-separators': (1, [  # U+0085/2028/2029 inside: positions are file lines
-        ('4:1:', 'error PM002[schema-invalid]', "missing required field 'containers'"),
+        ('4:1:', 'error PM002[schema-invalid]',
+         "spec is missing 'containers'; add it"),
         ('4:8:', 'error PM201[grace-period-over-limit]', 'GRACE_900'),
     ], '2 errors, 0 warnings, 0 info in 1 file (1 object)'),
     'long-line-then-error': (1, [

@@ -64,7 +64,7 @@ def _lint_with(tmp_path: Path, runner: CliRunner, schema: str, *, message: str =
         textwrap.indent(textwrap.dedent(schema), "  ")
     (tmp_path / "pol" / "p.yaml").write_text(body)
     (tmp_path / "cm.yaml").write_text(CONFIGMAP % name)
-    result = invoke(runner, ["lint", "cm.yaml", "--policies", "pol", "--no-schema"])
+    result = invoke(runner, ["lint", "cm.yaml", "--policies", "pol", "--select", "ACME001"])
     return result.exit_code, result.stdout, result.stderr
 
 

@@ -31,7 +31,7 @@ EXPECTED: dict[str, str] = {
         'text'
     ),
     'invalid-utf8': '2:13: file is not valid UTF-8 text; save the spec as UTF-8 text',
-    'bom-wrong-type': '2:12: workloads must be an array, got integer; give an array',
+    'bom-wrong-type': '2:12: workloads must be a list, got integer; give a list',
     'python-tag': (
         '2:12: unsupported YAML tag '
         "'tag:yaml.org,2002:python/object/apply:os.system'; fix the YAML"
@@ -50,27 +50,27 @@ EXPECTED: dict[str, str] = {
         "1:13: apiVersion must be 'pmanifest/v1', got 1; set apiVersion: "
         'pmanifest/v1'
     ),
-    'workloads-map': '2:12: workloads must be an array, got mapping; give an array',
-    'workload-scalar': '2:13: workloads[0] must be an object, got string; give an object',
-    'cluster-list': '1:10: cluster must be an object, got list; give an object',
-    'defaults-string': '1:11: defaults must be an object, got string; give an object',
+    'workloads-map': '2:12: workloads must be a list, got mapping; give a list',
+    'workload-scalar': '2:13: workloads[0] must be a mapping, got string; give a mapping',
+    'cluster-list': '1:10: cluster must be a mapping, got list; give a mapping',
+    'defaults-string': '1:11: defaults must be a mapping, got string; give a mapping',
     'gpus-string': (
         '5:11: workloads[0].gpus must be an integer, got string; give an '
         'integer'
     ),
-    'env-list': '5:10: workloads[0].env must be an object, got list; give an object',
+    'env-list': '5:10: workloads[0].env must be a mapping, got list; give a mapping',
     'env-value-map': (
         '5:14: workloads[0].env.A must be a string or integer, got mapping; '
         'quote it to make it a string'
     ),
     'command-map': (
-        '5:14: workloads[0].command must be an array, got mapping; give an '
-        'array'
+        '5:14: workloads[0].command must be a list, got mapping; give a '
+        'list'
     ),
-    'ports-string': '5:12: workloads[0].ports must be an array, got string; give an array',
+    'ports-string': '5:12: workloads[0].ports must be a list, got string; give a list',
     'checkpoint-string': (
-        '5:17: workloads[0].checkpoint must be an object, got string; give an '
-        'object'
+        '5:17: workloads[0].checkpoint must be a mapping, got string; give a '
+        'mapping'
     ),
     'checkpoint-grace-string': (
         '5:52: workloads[0].checkpoint.gracePeriodSeconds must be an integer, '
@@ -81,7 +81,7 @@ EXPECTED: dict[str, str] = {
         'sigterm or trigger: preStop'
     ),
     'checkpoint-command-int': (
-        '5:27: workloads[0].checkpoint.command must be an array or string, got '
+        '5:27: workloads[0].checkpoint.command must be a list or string, got '
         'integer; quote it to make it a string'
     ),
     'role-unknown': (

@@ -53,8 +53,9 @@ def test_kubectl_pmanifest_lint_reports_and_exits_1(tmp_path: Path, env: dict[st
     (tmp_path / "train.yaml").write_text(BAD_FIELD)
     result = run([tool("kubectl"), "pmanifest", "lint", "train.yaml"], tmp_path, env)
     assert result.returncode == 1, result.stderr
-    assert ("train.yaml:8:7: error PM002[schema-invalid] unknown field "
-            "'terminationGracePeriodSecond'\n") in result.stdout
+    assert ("train.yaml:8:7: error PM002[schema-invalid] unknown key "
+            "'terminationGracePeriodSecond' in spec.template.spec; did you mean "
+            "'terminationGracePeriodSeconds'?\n") in result.stdout
 
 
 def test_kubectl_pmanifest_render_prints_manifests(tmp_path: Path, env: dict[str, str]) -> None:

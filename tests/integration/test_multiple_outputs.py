@@ -57,7 +57,8 @@ def test_github_annotations_at_the_line(runner: CliRunner) -> None:
     result = runner.invoke(main, ["lint", "k8s/train.yaml", "--format", "github"])
     assert result.exit_code == 1
     assert ("::error file=k8s/train.yaml,line=8,col=7,title=PM002 schema-invalid::"
-            "unknown field 'terminationGracePeriodSecond'\n") in result.stdout
+            "unknown key 'terminationGracePeriodSecond' in spec.template.spec; did you mean "
+            "'terminationGracePeriodSeconds'?\n") in result.stdout
     assert result.stderr == ""  # the summary belongs to the text format
 
 

@@ -73,8 +73,8 @@ def test_hook_blocks_a_bad_manifest_with_the_finding_printed(
                             "k8s/train.yaml", "k8s/finetune.yml", "values.yaml")
     assert code == 1, output
     assert "pmanifest lint" in output and "Failed" in output
-    assert "k8s/train.yaml:8:7: error PM002[schema-invalid] unknown field " \
-           "'terminationGracePeriodSecond'" in output
+    assert "k8s/train.yaml:8:7: error PM002[schema-invalid] unknown key " \
+           "'terminationGracePeriodSecond' in spec.template.spec" in output
     assert "k8s/finetune.yml:9:7: error PM201[grace-period-over-limit]" in output
 
 

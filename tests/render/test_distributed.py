@@ -153,5 +153,5 @@ def test_broken_custom_resource_template_is_refused(tmp_path: Path) -> None:
                                        "--templates", str(tmp_path)])
     assert (result.exit_code, result.stdout) == (2, "")
     assert result.stderr == (f"{tmp_path / 'jobset.yaml.j2'}: rendered JobSet is not valid for "
-                             "Kubernetes 1.31: spec.failurePolicy.maxRestart: unknown field "
-                             "'maxRestart'; fix the template\n")
+                             "Kubernetes 1.31: unknown key 'maxRestart' in spec.failurePolicy; "
+                             "did you mean 'maxRestarts'?; fix the template\n")

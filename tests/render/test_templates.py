@@ -69,7 +69,8 @@ def test_override_of_an_included_template(tmp_path: Path) -> None:
      "expected ',' or ']'; fix the template"),
     ("service.yaml.j2", "apiVersion: v1\nkind: Service\nmetadata: {{ workload.metadata }}\n"
      "spec: {bogus: 1}\n",
-     ": rendered Service is not valid for Kubernetes 1.31: spec.bogus: unknown field 'bogus'; "
+     ": rendered Service is not valid for Kubernetes 1.31: unknown key 'bogus' in spec; remove "
+     "it; "
      "fix the template"),
     ("poddisruptionbudget.yaml.j2", "- a list\n",
      ": template must render one mapping with apiVersion and kind; fix the template"),

@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 from syrupy.assertion import SnapshotAssertion
 
+from pmanifest.catalogue import RuleMeta, catalogue
 from pmanifest.document import Finding, ObjectRef
 from pmanifest.reporters import FORMATS, Summary, reporter
 from pmanifest.reporters.github_format import escape_data, escape_property
 from pmanifest.reporters.sarif_format import artifact_uri
-from pmanifest.rules import Rule, RuleMeta, registry
 from tests.reporters.sarif_schema import schema_errors
 
 JOB = ObjectRef("Job", "train", "ml")
@@ -38,12 +38,12 @@ FINDINGS = [
 SUMMARY = Summary.of(FINDINGS, 4, 4)
 
 
-def _meta(rule_id: str, slug: str, severity: str) -> Rule:
-    return Rule(RuleMeta(rule_id, slug, severity, f"summary of {slug}", f"rationale of {slug}",
-                         f"fix for {slug}", "fail: 1\n", "pass: 1\n"), None)
+def _meta(rule_id: str, slug: str, severity: str) -> RuleMeta:
+    return RuleMeta(rule_id, slug, severity, f"summary of {slug}", f"rationale of {slug}",
+                    f"fix for {slug}", "fail: 1\n", "pass: 1\n")
 
 
-FIXED_REGISTRY = {r.meta.id: r for r in (
+FIXED_CATALOGUE = {m.id: m for m in (
     _meta("PM001", "yaml-syntax-error", "error"), _meta("PM002", "schema-invalid", "error"),
     _meta("PM105", "compute-class-typo", "error"),
     _meta("PM201", "grace-period-over-limit", "error"),
@@ -54,7 +54,7 @@ FIXED_REGISTRY = {r.meta.id: r for r in (
 @pytest.fixture
 def fixed_registry(monkeypatch: pytest.MonkeyPatch) -> None:
     """Rule metadata that does not change when a colleague adds or rewords a rule."""
-    monkeypatch.setattr("pmanifest.rules.registry", lambda: FIXED_REGISTRY)
+    monkeypatch.setattr("pmanifest.catalogue.catalogue", lambda: FIXED_CATALOGUE)
 
 
 @pytest.mark.parametrize("name", FORMATS)
@@ -81,7 +81,7 @@ def test_sarif_validates_and_lists_every_registered_rule() -> None:
     assert schema_errors(log) == []
     driver = log["runs"][0]["tool"]["driver"]
     assert driver["name"] == "pmanifest"
-    metas = [r.meta for r in registry().values()]
+    metas = list(catalogue().values())
     assert [(r["id"], r["name"]) for r in driver["rules"]] == [(m.id, m.slug) for m in metas]
     for rule, meta in zip(driver["rules"], metas, strict=True):
         assert rule["shortDescription"]["text"] == meta.summary

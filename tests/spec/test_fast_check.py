@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
+from pmanifest.datafile import compiled_check
 from pmanifest.spec import SPEC_SCHEMA
-from pmanifest.spec.messages import _fast_spec_check
 from tests.treepaths import all_paths
 
 EXAMPLES = Path(__file__).resolve().parent.parent.parent / "examples"
@@ -34,7 +34,7 @@ _values = st.recursive(
 
 
 def test_examples_are_valid_on_bothall_paths() -> None:
-    fast = _fast_spec_check()
+    fast = compiled_check(SPEC_SCHEMA)
     assert fast is not None
     for spec in SPECS:
         assert fast(spec) and VALIDATOR.is_valid(spec)
@@ -49,6 +49,6 @@ def test_fast_check_agrees_with_jsonschema(index: int, data: st.DataObject, valu
     for part in path[:-1]:
         node = node[part]
     node[path[-1]] = value
-    fast = _fast_spec_check()
+    fast = compiled_check(SPEC_SCHEMA)
     assert fast is not None
     assert fast(spec) == VALIDATOR.is_valid(spec)

@@ -40,17 +40,9 @@ objects pass), and asks jsonschema for the errors only when it says no.
 
 from __future__ import annotations
 
-from pmanifest.policy.load import (
-    builtin_policies,
-    builtin_policy_rules,
-    builtin_policy_sources,
-    load_policy_dirs,
-    load_policy_text,
-    policy_files,
-)
+from pmanifest.policy.load import load_policy_dirs, load_policy_text, policy_files
 from pmanifest.policy.messages import format_message, template_problem
 from pmanifest.policy.model import Match, Policy, PolicyTest
 
-__all__ = ["Match", "Policy", "PolicyTest", "builtin_policies", "builtin_policy_rules",
-           "builtin_policy_sources", "format_message", "load_policy_dirs", "load_policy_text",
-           "policy_files", "template_problem"]
+__all__ = ["Match", "Policy", "PolicyTest", "format_message", "load_policy_dirs",
+           "load_policy_text", "policy_files", "template_problem"]

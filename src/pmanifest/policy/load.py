@@ -3,13 +3,15 @@ and the directories of user policies."""
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from pathlib import Path as FsPath
 from typing import Any
 
-from pmanifest.document import Path, Positions, dotted
+from pmanifest.contract import DAEMON_ROLE, ROLES
+from pmanifest.datafile import first_violation
+from pmanifest.document import Path, Positions
 from pmanifest.errors import ConfigError
+from pmanifest.jsonerrors import Words
 from pmanifest.loader import Broken, YamlProblem, decode, load_documents
 from pmanifest.policy.messages import (
     DEFAULT_MESSAGE,
@@ -19,14 +21,12 @@ from pmanifest.policy.messages import (
 )
 from pmanifest.policy.model import Match, Policy, PolicyTest
 from pmanifest.profile import DEFAULT_PROFILE, get_profile
-from pmanifest.rules import RULE_ID, SEVERITIES, SLUG, Rule, RuleMeta
-from pmanifest.workloads import ROLES
+from pmanifest.rules import RULE_ID, SEVERITIES, SLUG, RuleMeta
 
 RESERVED_PREFIX = "PM"
 TARGETS = ("object", "podSpec", "jobSpec", "containers")
 PLACEMENTS = ("preemptible", "standard", "any")
 POLICY_SUFFIXES = (".yaml", ".yml")
-BUILTIN_GLOB = "builtin-*.yaml"
 _TEXT = {"type": "string", "minLength": 1}
 _NAMES = {"type": "array", "items": _TEXT, "minItems": 1, "uniqueItems": True}
 META_SCHEMA: dict[str, Any] = {
@@ -47,7 +47,7 @@ META_SCHEMA: dict[str, Any] = {
             "additionalProperties": False,
             "properties": {
                 "kinds": _NAMES,
-                "roles": {"type": "array", "items": {"enum": [*ROLES, "daemon"]},
+                "roles": {"type": "array", "items": {"enum": [*ROLES, DAEMON_ROLE]},
                           "minItems": 1, "uniqueItems": True},
                 "placement": {"enum": list(PLACEMENTS)},
                 "labelSelector": {
@@ -93,34 +93,27 @@ META_SCHEMA: dict[str, Any] = {
 
 # --- loading -----------------------------------------------------------------------------------
 
-def load_policy_text(text: str, source: str, *, builtin: bool = False,
-                     strict: bool = True) -> list[Policy]:
-    """The policies of one file. ``strict`` validates with the meta-schema and checks each
-    schema (needs jsonschema); without it (the shipped policies, validated by the test
-    suite) only what is cheap is checked. Raises ConfigError naming the file and line."""
+def load_policy_text(text: str, source: str) -> list[Policy]:
+    """The policies of one file, each validated (meta-schema, message template, placeholders,
+    its JSON Schema). Raises ConfigError naming the file and line."""
     policies = []
     for item in load_documents(text):
         if isinstance(item, Broken):
             raise ConfigError(f"invalid YAML: {item.problem.message}", source,
                               item.problem.line, item.problem.column)
-        policies.append(_policy(item.data, item.positions, source, builtin, strict))
+        policies.append(_policy(item.data, item.positions, source))
     return policies
 
 
-def _policy(data: Any, positions: Positions, source: str, builtin: bool,
-            strict: bool) -> Policy:
+def _policy(data: Any, positions: Positions, source: str) -> Policy:
     def fail(message: str, path: Path, *, value: bool = False) -> ConfigError:
         pos = positions.value_at(path) if value else positions.at(path)
         return ConfigError(message, source, pos.line, pos.column)
 
-    if not isinstance(data, dict):
-        raise fail("a policy must be a mapping (id, slug, severity, ..., schema)", (),
-                   value=True)
-    if strict:
-        _check_meta_schema(data, fail)
-    elif not all(k in data for k in META_SCHEMA["required"]):
-        raise fail(f"a policy needs {', '.join(META_SCHEMA['required'])}", ())
-    if not builtin and str(data["id"]).upper().startswith(RESERVED_PREFIX):
+    found = first_violation(data, positions, META_SCHEMA, _WORDS)
+    if found is not None:
+        raise ConfigError(found[0], source, found[1], found[2])
+    if str(data["id"]).upper().startswith(RESERVED_PREFIX):
         raise fail(f"policy id {data['id']!r}: ids starting with {RESERVED_PREFIX} are "
                    "reserved for pmanifest's own rules; use your own prefix (e.g. ACME001)",
                    ("id",), value=True)
@@ -130,23 +123,42 @@ def _policy(data: Any, positions: Positions, source: str, builtin: bool,
         raise fail(problem, ("message",), value=True)
     for path, problem in _placeholder_problems(data["schema"]):
         raise fail(problem, ("schema", *path), value=True)
-    if strict:
-        _check_json_schema(data["schema"], fail)
+    _check_json_schema(data["schema"], fail)
+    tests = _tests(data.get("tests", []), fail)
+    fail_example = next((t.manifest for t in tests if t.findings), "")
+    pass_example = next((t.manifest for t in tests if not t.findings), "")
+    meta = RuleMeta(str(data["id"]), str(data["slug"]), str(data["severity"]),
+                    " ".join(str(data["summary"]).split()), str(data["rationale"]).strip(),
+                    str(data["fix"]).strip(), fail_example, pass_example,
+                    tuple(data.get("match", {}).get("kinds", ())),
+                    f"{source}:{positions.at(()).line}")
+    return Policy(meta, _match(data.get("match", {})), str(data["target"]), data["schema"],
+                  message, tests, source, positions.at(()).line, positions)
+
+
+def _tests(raw: list[dict[str, Any]], fail: Callable[..., ConfigError]) -> tuple[PolicyTest, ...]:
     tests = tuple(PolicyTest(t["name"], t["manifest"], tuple(t["findings"]), t.get("profile"))
-                  for t in data.get("tests", []))
+                  for t in raw)
     for i, t in enumerate(tests):
         if t.profile is not None:
             try:
                 get_profile(t.profile)
             except ConfigError as exc:
                 raise fail(exc.message, ("tests", i, "profile"), value=True) from None
-    fail_example = next((t.manifest for t in tests if t.findings), "")
-    pass_example = next((t.manifest for t in tests if not t.findings), "")
-    meta = RuleMeta(str(data["id"]), str(data["slug"]), str(data["severity"]),
-                    " ".join(str(data["summary"]).split()), str(data["rationale"]).strip(),
-                    str(data["fix"]).strip(), fail_example, pass_example)
-    return Policy(meta, _match(data.get("match", {})), str(data["target"]), data["schema"],
-                  message, tests, source, positions.at(()).line, positions)
+    return tests
+
+
+def _malformed(path: Path, key: str, value: Any) -> str | None:
+    if path == ("id",):
+        return (f"policy id {value!r} is malformed; use capital letters and digits ending in "
+                "three digits, e.g. ACME001")
+    if path == ("slug",):
+        return (f"policy slug {value!r} is malformed; use lowercase words joined by '-', e.g. "
+                "gpu-job-priority-class")
+    return None
+
+
+_WORDS = Words(root="the policy", value_message=_malformed)
 
 
 def _match(raw: dict[str, Any]) -> Match:
@@ -161,31 +173,6 @@ def _match(raw: dict[str, Any]) -> Match:
         match_expressions=expressions,
         namespaces=frozenset(raw["namespaces"]) if "namespaces" in raw else None,
     )
-
-
-def _check_meta_schema(data: dict[str, Any], fail: Callable[..., ConfigError]) -> None:
-    import difflib
-
-    for error in _meta_validator().iter_errors(data):
-        path: Path = tuple(error.absolute_path)
-        where = dotted(path) or "the policy"
-        if error.validator == "additionalProperties":
-            allowed = sorted(error.schema.get("properties", {}))
-            for key in error.instance:
-                if key not in allowed:
-                    close = difflib.get_close_matches(str(key), allowed, n=1, cutoff=0.6)
-                    hint = (f"did you mean {close[0]!r}?" if close
-                            else f"allowed: {', '.join(allowed)}")
-                    raise fail(f"unknown key {key!r} in {where}; {hint}", (*path, key))
-        if error.validator == "required":
-            raise fail(f"{where}: {error.message}", path)
-        if error.validator == "pattern" and path == ("id",):
-            raise fail(f"policy id {error.instance!r} is malformed; use capital letters and "
-                       "digits ending in three digits, e.g. ACME001", path, value=True)
-        if error.validator == "pattern" and path == ("slug",):
-            raise fail(f"policy slug {error.instance!r} is malformed; use lowercase words "
-                       "joined by '-', e.g. gpu-job-priority-class", path, value=True)
-        raise fail(f"{where}: {error.message}", path, value=True)
 
 
 def _check_json_schema(schema: Any, fail: Callable[..., ConfigError]) -> None:
@@ -207,13 +194,6 @@ def _check_json_schema(schema: Any, fail: Callable[..., ConfigError]) -> None:
                    value=True) from None
 
 
-@functools.cache
-def _meta_validator() -> Any:
-    from jsonschema import Draft202012Validator
-
-    return Draft202012Validator(META_SCHEMA)
-
-
 def policy_files(directory: str | FsPath) -> list[FsPath]:
     """The policy files of a directory (``*.yaml``, ``*.yml``; not recursive), sorted."""
     path = FsPath(directory)
@@ -233,7 +213,7 @@ def load_policy_dirs(directories: list[str] | tuple[str, ...]) -> list[Policy]:
         return []
     from pmanifest.rules import registry
 
-    taken = {name: rule.source for rule in registry().values()
+    taken = {name: rule.source for rule in registry().values()  # plugins too
              for name in (rule.meta.id, rule.meta.slug)}
     policies: list[Policy] = []
     seen: set[FsPath] = set()
@@ -264,26 +244,3 @@ def _refuse_duplicate(policy: Policy, taken: dict[str, str]) -> None:
                               f"give it another {key}", policy.source, pos.line, pos.column)
     for name in (policy.meta.id, policy.meta.slug):
         taken[name] = f"{policy.source}:{policy.line}"
-
-
-def builtin_policy_sources() -> list[tuple[str, str]]:
-    """(name, text) of every shipped ``policies/builtin-*.yaml``."""
-    import fnmatch
-    import importlib.resources
-
-    folder = importlib.resources.files("pmanifest.policies")
-    return [(f"policies/{entry.name}", entry.read_text(encoding="utf-8"))
-            for entry in sorted(folder.iterdir(), key=lambda e: e.name)
-            if fnmatch.fnmatch(entry.name, BUILTIN_GLOB)]
-
-
-@functools.cache
-def builtin_policies() -> tuple[Policy, ...]:
-    return tuple(policy for name, text in builtin_policy_sources()
-                 for policy in load_policy_text(text, name, builtin=True, strict=False))
-
-
-def builtin_policy_rules() -> list[Rule]:
-    return [policy.rule() for policy in builtin_policies()]
-
-

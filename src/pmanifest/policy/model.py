@@ -8,8 +8,8 @@ from typing import Any
 
 from pmanifest.document import Path, Positions, dotted
 from pmanifest.policy.messages import PROFILE_NAMES, format_message, substitute
-from pmanifest.policy.safety import extra_keys
 from pmanifest.profile import Profile
+from pmanifest.regex import extra_keys
 from pmanifest.rules import Hit, ObjectContext, Rule, RuleMeta
 from pmanifest.workloads import JOB_SPEC_PATHS, Workload, get
 
@@ -54,7 +54,7 @@ class Policy:
     _validators: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def rule(self) -> Rule:
-        return Rule(self.meta, None, object_check=self.check, source=f"{self.source}:{self.line}")
+        return Rule(self.meta, self.check, "object", f"{self.source}:{self.line}")
 
     # --- matching -----------------------------------------------------------------------------
 
@@ -185,7 +185,7 @@ def _error_message(schema: Any, keyword: str) -> str | None:
 
 def _fast_check(schema: Any) -> Callable[[Any], bool] | None:
     from pmanifest.fastschema import compile_schema
-    from pmanifest.policy.safety import search
+    from pmanifest.regex import search
 
     return compile_schema(schema, {}, search=search)
 

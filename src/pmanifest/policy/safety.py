@@ -23,10 +23,11 @@ patterns.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 from pmanifest.document import Path
+from pmanifest.regex import PatternError, extra_keys, search
 
 MAX_EXPANDED = 100_000
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
@@ -45,29 +46,6 @@ _REFUSED = {
     "unevaluatedProperties": "use additionalProperties instead",
     "unevaluatedItems": "use items instead",
 }
-Search = Callable[[str], Any]
-
-
-class PatternError(ValueError):
-    """A pattern RE2 cannot compile."""
-
-
-@functools.lru_cache(maxsize=1024)
-def search(pattern: str) -> Search:
-    """The ``search`` of ``pattern`` compiled by RE2 (linear time); PatternError if RE2
-    cannot compile it."""
-    import re2
-
-    options = re2.Options()
-    options.log_errors = False  # RE2 would print its own copy of the error to stderr
-    try:
-        compiled = re2.compile(pattern, options)
-    except re2.error as exc:
-        reason = exc.args[0] if exc.args else exc
-        text = reason.decode("utf-8", "replace") if isinstance(reason, bytes) else str(reason)
-        raise PatternError(text) from None
-    found: Search = compiled.search
-    return found
 
 
 def _subschemas(schema: dict[Any, Any], path: Path) -> Iterator[tuple[Path, Any]]:
@@ -218,16 +196,6 @@ def _pattern_properties(validator: Any, patterns: dict[str, Any], instance: Any,
         for key, value in instance.items():
             if search(pattern)(key) is not None:
                 yield from validator.descend(value, subschema, path=key, schema_path=pattern)
-
-
-def extra_keys(instance: dict[Any, Any], schema: Any) -> list[Any]:
-    """Keys of ``instance`` that neither ``properties`` nor ``patternProperties`` cover."""
-    if not isinstance(schema, dict):
-        return list(instance)
-    props = schema.get("properties", {})
-    patterns = [search(p) for p in schema.get("patternProperties", {})]
-    return [k for k in instance
-            if k not in props and not any(p(str(k)) is not None for p in patterns)]
 
 
 def _additional_properties(validator: Any, additional: Any, instance: Any,

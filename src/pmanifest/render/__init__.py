@@ -27,7 +27,7 @@ from pmanifest.render.distributed import distributed_objects, with_output
 from pmanifest.render.templates import _environment, _render_one, _wrapper_text
 from pmanifest.render.yamltext import Yaml, dump_yaml, quote, to_yaml
 from pmanifest.schema import DEFAULT_KUBERNETES_VERSION, resolve_version, version_tuple
-from pmanifest.spec import MIN_JOB_VERSION, Spec, Workload, load_spec
+from pmanifest.spec import MIN_JOB_VERSION, Spec, WorkloadSpec, load_spec
 
 __all__ = ["RenderOptions", "Yaml", "dump_yaml", "quote", "read_spec", "render_objects",
            "render_text", "to_yaml"]
@@ -91,7 +91,7 @@ def render_objects(spec: Spec, version: str, env: Any, profile: Profile) -> list
     return [obj for _, _, obj in rendered]
 
 
-def _kinds(w: Workload) -> list[str]:
+def _kinds(w: WorkloadSpec) -> list[str]:
     if w.role == "worker":
         return ["Job"]
     kinds = ["Deployment"]

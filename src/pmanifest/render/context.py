@@ -6,19 +6,19 @@ from __future__ import annotations
 import posixpath
 from typing import Any
 
+from pmanifest.contract import SIGTERM_EXIT
 from pmanifest.profile import Profile
 from pmanifest.schema import version_tuple
-from pmanifest.spec import SHARED_VOLUME_NAME, Spec, Volume, Workload
+from pmanifest.spec import SHARED_VOLUME_NAME, Spec, Volume, WorkloadSpec
 
 WRAPPER_NAME = "pmanifest-sigterm"  # $0 of the wrapper, visible in ps
-HANDLER_EXIT_CODE = 143  # 128 + SIGTERM: what the wrapper (and a killed process) exits with
 POD_REPLACEMENT_SINCE = (1, 29)  # podReplacementPolicy beta, on by default (GA 1.34)
 # Before 1.29 the OpenAPI schema marks onPodConditions required in every podFailurePolicy rule,
 # even in an onExitCodes rule; the API server accepts an empty list there.
 CONDITIONS_OPTIONAL_SINCE = (1, 29)
 
 
-def workload_context(w: Workload, spec: Spec, version: str, profile: Profile,
+def workload_context(w: WorkloadSpec, spec: Spec, version: str, profile: Profile,
                      wrapper: str) -> dict[str, Any]:
     labels = {
         "app.kubernetes.io/name": w.name,
@@ -47,7 +47,7 @@ def workload_context(w: Workload, spec: Spec, version: str, profile: Profile,
     }
 
 
-def _job_context(w: Workload, version: str) -> dict[str, Any]:
+def _job_context(w: WorkloadSpec, version: str) -> dict[str, Any]:
     return {
         "backoff_limit": w.backoff_limit,
         "parallelism": w.parallelism,
@@ -58,12 +58,12 @@ def _job_context(w: Workload, version: str) -> dict[str, Any]:
         "completion_mode": "Indexed" if w.completions is not None else None,
         "pod_replacement_policy": (
             "Failed" if version_tuple(version) >= POD_REPLACEMENT_SINCE else None),
-        "handler_exit_code": HANDLER_EXIT_CODE,
+        "handler_exit_code": SIGTERM_EXIT,
         "empty_pod_conditions": version_tuple(version) < CONDITIONS_OPTIONAL_SINCE,
     }
 
 
-def _pod_context(w: Workload, spec: Spec, profile: Profile, wrapper: str) -> dict[str, Any]:
+def _pod_context(w: WorkloadSpec, spec: Spec, profile: Profile, wrapper: str) -> dict[str, Any]:
     node_selector = dict(w.node_selector)
     affinity = None
     tolerations = [dict(t) for t in w.tolerations]
@@ -115,7 +115,7 @@ def _taint_toleration(profile: Profile) -> dict[str, Any] | None:
     return {"key": taint.key, "operator": "Equal", "value": taint.value, "effect": taint.effect}
 
 
-def _container_context(w: Workload, wrapper: str, mounts: list[dict[str, Any]]
+def _container_context(w: WorkloadSpec, wrapper: str, mounts: list[dict[str, Any]]
                        ) -> dict[str, Any]:
     command = list(w.command) if w.command is not None else None
     args = list(w.args) if w.args else None

@@ -19,10 +19,11 @@ import shlex
 from dataclasses import replace
 from typing import Any
 
+from pmanifest.contract import SIGTERM_EXIT
 from pmanifest.profile import Profile
-from pmanifest.render.context import HANDLER_EXIT_CODE, WRAPPER_NAME, workload_context
+from pmanifest.render.context import WRAPPER_NAME, workload_context
 from pmanifest.schema import version_tuple
-from pmanifest.spec import Spec, Workload
+from pmanifest.spec import Spec, WorkloadSpec
 from pmanifest.spec.distributed import OUTPUTS
 from pmanifest.spec.model import Distributed
 
@@ -65,7 +66,7 @@ RAY_SUBMITTER_BACKOFF = 2
 Rendered = list[tuple[str, str, dict[str, Any]]]  # (kind, template, context)
 
 
-def distributed_objects(w: Workload, spec: Spec, version: str, profile: Profile,
+def distributed_objects(w: WorkloadSpec, spec: Spec, version: str, profile: Profile,
                         wrapper: str) -> Rendered:
     d = w.distributed
     assert d is not None
@@ -107,7 +108,7 @@ def with_output(spec: Spec, output: str) -> Spec:
 
 # --- torchrun -------------------------------------------------------------------------------
 
-def torchrun_argv(w: Workload, d: Distributed, host: str) -> list[str]:
+def torchrun_argv(w: WorkloadSpec, d: Distributed, host: str) -> list[str]:
     """The worker's main command: torchrun with its elastic flags, then the training program."""
     conf = (f"is_host=false,join_timeout={d.join_timeout_seconds},"
             f"last_call_timeout={d.last_call_timeout_seconds}")
@@ -117,7 +118,7 @@ def torchrun_argv(w: Workload, d: Distributed, host: str) -> list[str]:
             "--rdzv-id", f"$({RDZV_ID_ENV})", "--rdzv-conf", conf, *d.program]
 
 
-def _supervised(w: Workload, main: list[str], wrapper: str) -> tuple[list[str], list[str]]:
+def _supervised(w: WorkloadSpec, main: list[str], wrapper: str) -> tuple[list[str], list[str]]:
     """(command, args) running ``main`` under the termination wrapper: on SIGTERM it runs the
     checkpoint command (none unless checkpoint.trigger is sigterm), stops the main and exits
     143, the exit code the Job's podFailurePolicy ignores."""
@@ -126,7 +127,7 @@ def _supervised(w: Workload, main: list[str], wrapper: str) -> tuple[list[str], 
     return ["/bin/sh", "-c", wrapper, WRAPPER_NAME, str(len(checkpoint)), *checkpoint], main
 
 
-def _worker_pod(w: Workload, d: Distributed, base: dict[str, Any], version: str, wrapper: str,
+def _worker_pod(w: WorkloadSpec, d: Distributed, base: dict[str, Any], version: str, wrapper: str,
                 host: str, subdomain: str | None) -> dict[str, Any]:
     pod = dict(base["pod"])
     container = dict(pod["container"])
@@ -152,7 +153,7 @@ def _pod_failure_rules(container: str, version: str) -> list[dict[str, Any]]:
     exit_codes: dict[str, Any] = {
         "action": "Ignore",
         "onExitCodes": {"containerName": container, "operator": "In",
-                        "values": [HANDLER_EXIT_CODE]},
+                        "values": [SIGTERM_EXIT]},
     }
     if version_tuple(version) < (1, 29):
         exit_codes["onPodConditions"] = []  # required by the schema before 1.29
@@ -160,7 +161,7 @@ def _pod_failure_rules(container: str, version: str) -> list[dict[str, Any]]:
              "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}]}, exit_codes]
 
 
-def _worker_job(w: Workload, d: Distributed, version: str) -> dict[str, Any]:
+def _worker_job(w: WorkloadSpec, d: Distributed, version: str) -> dict[str, Any]:
     """completions == parallelism == maxNodes: every index is a node slot that is refilled
     after a preemption (a work-queue Job would not replace a preempted pod once another one
     succeeded). Real failures count per index where the version has it, otherwise in a
@@ -196,7 +197,7 @@ def _standard_pod(profile: Profile, container: dict[str, Any],
     }
 
 
-def _named(w: Workload, base: dict[str, Any], name: str, role: str) -> dict[str, Any]:
+def _named(w: WorkloadSpec, base: dict[str, Any], name: str, role: str) -> dict[str, Any]:
     """The ``workload`` context of an object derived from ``w`` (the rendezvous, the head)."""
     labels = {**base["workload"]["labels"], "app.kubernetes.io/name": name,
               "pmanifest.io/role": role}
@@ -208,7 +209,7 @@ def _named(w: Workload, base: dict[str, Any], name: str, role: str) -> dict[str,
             "selector": {"app.kubernetes.io/name": name}, "replicas": 1}
 
 
-def _rendezvous_context(w: Workload, d: Distributed, base: dict[str, Any], profile: Profile,
+def _rendezvous_context(w: WorkloadSpec, d: Distributed, base: dict[str, Any], profile: Profile,
                         restart_policy: str | None) -> dict[str, Any]:
     name = w.name + RDZV_SUFFIX
     container = {
@@ -223,7 +224,7 @@ def _rendezvous_context(w: Workload, d: Distributed, base: dict[str, Any], profi
             "pod": _standard_pod(profile, container, restart_policy)}
 
 
-def _jobset_context(w: Workload, d: Distributed, base: dict[str, Any], version: str,
+def _jobset_context(w: WorkloadSpec, d: Distributed, base: dict[str, Any], version: str,
                     profile: Profile, wrapper: str) -> dict[str, Any]:
     rdzv = _rendezvous_context(w, d, base, profile, restart_policy="Never")
     v = version_tuple(version)
@@ -261,7 +262,7 @@ def _jobset_context(w: Workload, d: Distributed, base: dict[str, Any], version: 
 
 # --- Ray --------------------------------------------------------------------------------------
 
-def _ray_context(w: Workload, d: Distributed, base: dict[str, Any], profile: Profile,
+def _ray_context(w: WorkloadSpec, d: Distributed, base: dict[str, Any], profile: Profile,
                  wrapper: str) -> dict[str, Any]:
     pod = base["pod"]
     head = _standard_pod(profile, {

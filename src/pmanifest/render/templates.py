@@ -107,9 +107,8 @@ def _render_one(env: Any, name: str, context: dict[str, Any], version: str) -> d
         problems = validate(obj, version)
     if problems:
         first = problems[0]
-        where = ".".join(str(p) for p in first.path) or "(root)"
         raise TemplateError(f"rendered {obj['kind']} is not valid for Kubernetes {version}: "
-                            f"{where}: {first.message}; fix the template", filename)
+                            f"{first.message}; fix the template", filename)
     return obj
 
 

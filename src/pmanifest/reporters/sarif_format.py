@@ -1,6 +1,6 @@
 """SARIF 2.1.0 for code-scanning uploads (GitHub ``upload-sarif``, GitLab, Azure DevOps).
 
-One run; ``tool.driver.rules`` lists every registered rule with its metadata (summary,
+One run; ``tool.driver.rules`` lists every rule of the catalogue with its metadata (summary,
 rationale, fix), so the upload explains each result without another lookup. Locations are
 relative to ``%SRCROOT%``, the directory pmanifest runs in (the repository root in CI).
 """
@@ -37,7 +37,7 @@ def artifact_uri(file: str, root: str | None = None) -> str:
 
 
 def _rules() -> list[dict[str, Any]]:
-    from pmanifest.rules import registry
+    from pmanifest.catalogue import catalogue
 
     return [
         {
@@ -48,7 +48,7 @@ def _rules() -> list[dict[str, Any]]:
             "help": {"text": m.fix},
             "defaultConfiguration": {"level": LEVELS[m.severity]},
         }
-        for m in (r.meta for r in registry().values())
+        for m in catalogue().values()
     ]
 
 

@@ -1,16 +1,18 @@
-"""The rule registry: metadata (from ``policies/rules-*.yaml``) joined with check functions.
+"""Executable checks, joined with their metadata from the catalogue.
 
-A rule module registers its check with ``@rule("PM201")``. Metadata (slug, severity, summary,
-rationale, fix hint, examples) lives as data beside the other policies, so ``explain``, the
-reporters and the docs share one source. The registry refuses duplicate ids, ids without
-metadata and malformed metadata loudly instead of silently shadowing.
+A built-in rule is a small function in a module of this package, registered with
+``@rule("PM201")`` (what it reads: ``applies="workload"``, the default, gets one pod template
+with its role and placement; ``applies="object"`` gets any Kubernetes object), plus its entry
+in ``policies/rules-*.yaml`` (:mod:`pmanifest.catalogue`) and its case file under
+``tests/rules/cases/``. Every module of the package is imported, so nothing lists them. The
+registry refuses a check without metadata, metadata without a check, and duplicate or malformed
+ids and slugs, loudly.
 
-Rules that are not built into the package join the same registry at run time through
-``register(Rule(...))``, with the same checks on ids, slugs and metadata: the declarative
-policies of ``policies/builtin-*.yaml`` and of user policy directories (``pmanifest.policy``)
-and Python rules of third-party packages, loaded from the entry-point group
-``pmanifest.rules`` (each entry point a module that registers on import, or a callable
-called with no arguments). ``registered(rules)`` scopes user policies to one lint run.
+Rules that are not built in join at run time through ``register(Rule(...))``, with the same
+checks: user policies (:mod:`pmanifest.policy`) and Python rules of third-party packages,
+loaded from the entry-point group ``pmanifest.rules`` (each entry point a module that registers
+on import, or a callable called with no arguments). ``registered(rules)`` scopes user
+policies to one lint run.
 """
 
 from __future__ import annotations
@@ -18,173 +20,155 @@ from __future__ import annotations
 import contextlib
 import functools
 import importlib
-import importlib.resources
-import re
+import pkgutil
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-import yaml
-
+from pmanifest import catalogue
+from pmanifest.catalogue import RULE_ID, SEVERITIES, SLUG, RegistryError, RuleMeta
 from pmanifest.document import Document, Path, Pos
 from pmanifest.errors import ConfigError
 from pmanifest.profile import Profile
+from pmanifest.shell.facts import Loc
 from pmanifest.workloads import Workload
 
-SEVERITIES = ("error", "warning", "info")
-RULE_ID = re.compile(r"^[A-Z][A-Z0-9]*[0-9]{3}$")
-SLUG = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
-BUILTIN_MODULES = ("placement", "checkpoint", "jobs")
+__all__ = ["RULE_ID", "SEVERITIES", "SLUG", "Context", "Fix", "Hit", "Mention", "ObjectContext",
+           "RegistryError", "Rule", "RuleMeta", "load_plugins", "lookup", "register",
+           "registered", "registry", "rule", "suggest", "unregister"]
+
 PLUGIN_GROUP = "pmanifest.rules"
+APPLIES = ("workload", "object")
+ENGINE_RULES = ("PM001",)  # applied by the engine itself while parsing
+
+
+@dataclass(frozen=True)
+class Fix:
+    """A machine-readable fix: set the value at ``path`` (from the document root) to
+    ``value``, or remove the key with ``remove``. Not applied yet: the place where an
+    auto-fix command will attach."""
+
+    path: Path
+    value: Any = None
+    remove: bool = False
+
+
+@dataclass(frozen=True)
+class Mention:
+    """A second place a message names by its line: `` (line N)`` is inserted at ``at``."""
+
+    path: Path
+    inner: Loc | None  # inside the script at ``path``
+    at: int  # index in the message
 
 
 @dataclass(frozen=True)
 class Hit:
-    """What a check returns: where (a path from the document root, or an exact position
-    inside a scalar) and what is wrong."""
+    """What a check returns: where and what is wrong, with an optional fix. Checks name paths
+    (from the document root); the engine works out positions afterwards, for all findings of
+    a document at once: at the key of ``path``, at its value (``value``), or at ``inner``, a
+    place inside the script held by the string at ``path``. ``pos`` (an exact position
+    already known) is for plugins that work positions out themselves."""
 
     path: Path
     message: str
     pos: Pos | None = None
+    fix: Fix | None = None
+    value: bool = False
+    inner: Loc | None = None
+    mention: Mention | None = None
 
 
 @dataclass(frozen=True)
 class Context:
+    """What a workload check sees: one pod template with its role and placement."""
+
     workload: Workload
     profile: Profile
+    kubernetes_version: str = "1.31"
 
 
 @dataclass(frozen=True)
 class ObjectContext:
-    """What an object check sees: any Kubernetes object (not only those with a pod template),
-    its workload view when it has one, and the active profile."""
+    """What an object check sees: any Kubernetes object, its pod templates (none for most
+    kinds), the active profile and the target Kubernetes version."""
 
     doc: Document
-    workload: Workload | None
+    workloads: tuple[Workload, ...]
     profile: Profile
+    kubernetes_version: str = "1.31"
+
+    @property
+    def workload(self) -> Workload | None:
+        """The first pod template (most kinds have at most one)."""
+        return self.workloads[0] if self.workloads else None
 
 
-Check = Callable[[Context], Iterable[Hit]]
-ObjectCheck = Callable[[ObjectContext], Iterable[Hit]]
-
-
-@dataclass(frozen=True)
-class RuleMeta:
-    id: str
-    slug: str
-    severity: str
-    summary: str
-    rationale: str
-    fix: str
-    example_fail: str
-    example_pass: str
+Check = Callable[[Any], Iterable[Hit]]
 
 
 @dataclass(frozen=True)
 class Rule:
     meta: RuleMeta
-    check: Check | None  # None for rules the engine applies itself (PM001, PM002)
-    object_check: ObjectCheck | None = None  # run on every object (declarative policies)
-    source: str = "pmanifest"  # where it is defined: a policy file, a plugin, the package
+    check: Check | None  # None only for what the engine applies itself (PM001)
+    applies: str = "workload"  # workload: once per pod template; object: once per object
+    source: str = "pmanifest"
+
+    def __post_init__(self) -> None:
+        if self.applies not in APPLIES:
+            raise RegistryError(f"{self.source}: rule {self.meta.id}: applies must be one of "
+                                f"{', '.join(APPLIES)}")
 
 
-class RegistryError(Exception):
-    """A rule definition is broken: a programming error, surfaced at import time."""
+_CHECKS: dict[str, tuple[Check, str]] = {}
 
 
-_CHECKS: dict[str, Check] = {}
-ENGINE_RULES = ("PM001", "PM002")
+def rule(rule_id: str, applies: str = "workload") -> Callable[[Check], Check]:
+    """Register ``check`` as the implementation of built-in rule ``rule_id``."""
 
-
-def rule(rule_id: str) -> Callable[[Check], Check]:
-    """Register ``check`` as the implementation of ``rule_id``."""
-
-    def register(check: Check) -> Check:
+    def register_check(check: Check) -> Check:
         if not RULE_ID.match(rule_id):
             raise RegistryError(f"malformed rule id {rule_id!r}")
         if rule_id in _CHECKS or rule_id in ENGINE_RULES:
             raise RegistryError(f"rule {rule_id} is registered twice")
-        _CHECKS[rule_id] = check
+        _CHECKS[rule_id] = (check, applies)
         return check
 
-    return register
-
-
-def _parse_meta(entry: Any, source: str) -> RuleMeta:
-    if not isinstance(entry, dict):
-        raise RegistryError(f"{source}: each rule entry must be a mapping")
-    fields = ("id", "slug", "severity", "summary", "rationale", "fix", "examples")
-    missing = [f for f in fields if f not in entry]
-    extra = [k for k in entry if k not in fields]
-    if missing or extra:
-        raise RegistryError(f"{source}: rule {entry.get('id')}: missing {missing}, unknown {extra}")
-    examples = entry["examples"]
-    if not isinstance(examples, dict) or set(examples) != {"fail", "pass"}:
-        raise RegistryError(f"{source}: rule {entry['id']}: examples need 'fail' and 'pass'")
-    meta = RuleMeta(
-        entry["id"], entry["slug"], entry["severity"], entry["summary"].strip(),
-        entry["rationale"].strip(), entry["fix"].strip(), examples["fail"], examples["pass"],
-    )
-    check_meta(meta, source)
-    return meta
-
-
-def check_meta(meta: RuleMeta, source: str) -> None:
-    """Refuse a malformed id, slug or severity (RegistryError naming ``source``)."""
-    if not RULE_ID.match(meta.id) or not SLUG.match(meta.slug):
-        raise RegistryError(f"{source}: malformed id or slug: {meta.id} {meta.slug}")
-    if meta.severity not in SEVERITIES:
-        raise RegistryError(f"{source}: rule {meta.id}: severity must be one of {SEVERITIES}")
-
-
-def _add(rules: dict[str, Rule], new: Rule) -> None:
-    """Add ``new`` to ``rules``, refusing an id or slug that is already taken."""
-    for other in rules.values():
-        if new.meta.id in (other.meta.id, other.meta.slug) or \
-                new.meta.slug in (other.meta.id, other.meta.slug):
-            raise RegistryError(f"{new.source}: duplicate rule {new.meta.id} / {new.meta.slug} "
-                                f"(already defined by {other.source})")
-    rules[new.meta.id] = new
+    return register_check
 
 
 @functools.cache
 def _builtin_rules() -> dict[str, Rule]:
-    """The rules shipped in the package: Python checks with their ``rules-*.yaml`` metadata,
-    and the declarative policies of ``policies/builtin-*.yaml``."""
-    for name in BUILTIN_MODULES:
-        importlib.import_module(f"pmanifest.rules.{name}")
+    """The built-in checks of every module of this package, joined with their metadata."""
+    for module in pkgutil.iter_modules(__path__):
+        importlib.import_module(f"{__name__}.{module.name}")
     rules: dict[str, Rule] = {}
-    for source, entry in _metadata_entries():
-        meta = _parse_meta(entry, source)
-        check = _CHECKS.get(meta.id)
-        if check is None and meta.id not in ENGINE_RULES:
-            raise RegistryError(f"{source}: rule {meta.id} has metadata but no check")
-        _add(rules, Rule(meta, check, source=source))
+    for meta in catalogue.builtin().values():
+        found = _CHECKS.get(meta.id)
+        if found is None and meta.id not in ENGINE_RULES:
+            raise RegistryError(f"{meta.source}: rule {meta.id} has metadata but no check")
+        check, applies = found if found is not None else (None, "object")
+        rules[meta.id] = Rule(meta, check, applies, meta.source)
     orphans = set(_CHECKS) - set(rules)
     if orphans:
         raise RegistryError(f"checks without metadata in policies/rules-*.yaml: {sorted(orphans)}")
-    from pmanifest.policy import builtin_policy_rules
-
-    for policy_rule in builtin_policy_rules():
-        _add(rules, policy_rule)
     return rules
 
 
-_RUNTIME: dict[str, Rule] = {}  # registered at run time: plugins, user policies
+_RUNTIME: dict[str, Rule] = {}
 _LOADED_PLUGINS: set[str] = set()
 
 
 def register(new: Rule) -> Rule:
     """Add a rule at run time (a plugin's Python rule, a user policy), with the checks the
     built-in rules get: well-formed id, slug and severity, a check, no duplicate id or slug
-    (against every registered rule). Raises RegistryError."""
-    check_meta(new.meta, new.source)
-    if (new.check is None) == (new.object_check is None):
-        raise RegistryError(f"{new.source}: rule {new.meta.id} needs exactly one of check "
-                            "and object_check")
-    rules = {**_builtin_rules(), **_RUNTIME}
-    _add(rules, new)
-    _RUNTIME[new.meta.id] = new
+    (against every known rule). Raises RegistryError."""
+    if new.check is None:
+        raise RegistryError(f"{new.source}: rule {new.meta.id} has no check")
+    _builtin_rules()
+    meta = new.meta if new.meta.source != "pmanifest" else replace(new.meta, source=new.source)
+    catalogue.add(meta)
+    _RUNTIME[meta.id] = Rule(meta, new.check, new.applies, new.source)
     registry.cache_clear()
     return new
 
@@ -192,6 +176,7 @@ def register(new: Rule) -> Rule:
 def unregister(rule_id: str) -> None:
     """Remove a rule added with ``register`` (no-op for unknown or built-in ids)."""
     if _RUNTIME.pop(rule_id, None) is not None:
+        catalogue.remove(rule_id)
         registry.cache_clear()
 
 
@@ -249,16 +234,18 @@ def _plugins_declared() -> bool:
             continue
         with entries:
             for entry in entries:
-                if not entry.name.endswith((".dist-info", ".egg-info")):
-                    continue
-                try:
-                    with open(os.path.join(entry.path, "entry_points.txt"),
-                              encoding="utf-8") as handle:
-                        if header in handle.read():
-                            return True
-                except OSError:
-                    continue
+                if entry.name.endswith((".dist-info", ".egg-info")) and \
+                        header in _read(os.path.join(entry.path, "entry_points.txt")):
+                    return True
     return False
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read()
+    except OSError:
+        return ""
 
 
 @functools.cache
@@ -270,35 +257,12 @@ def registry() -> dict[str, Rule]:
     return dict(sorted({**builtin, **_RUNTIME}.items()))
 
 
-def _metadata_entries() -> Iterable[tuple[str, Any]]:
-    """Every rule metadata entry of ``policies/rules-*.yaml``, with its file name."""
-    folder = importlib.resources.files("pmanifest.policies")
-    for entry in sorted(folder.iterdir(), key=lambda e: e.name):
-        if entry.name.startswith("rules-") and entry.name.endswith(".yaml"):
-            source = f"policies/{entry.name}"
-            loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-            items = yaml.load(entry.read_text(encoding="utf-8"), Loader=loader)
-            if not isinstance(items, list):
-                raise RegistryError(f"{source}: expected a list of rules")
-            for item in items:
-                yield source, item
-
-
 def lookup(name: str) -> Rule | None:
-    """A rule by id or slug (case-insensitive for ids)."""
-    rules = registry()
-    if name.upper() in rules:
-        return rules[name.upper()]
-    for r in rules.values():
-        if r.meta.slug == name:
-            return r
-    return None
+    """A rule by id (any case) or slug."""
+    meta = catalogue.lookup(name)
+    return registry().get(meta.id) if meta is not None else None
 
 
 def suggest(name: str) -> str:
-    """`` (did you mean X?)`` for an unknown rule name, or an empty string."""
-    import difflib
-
-    names = [r.meta.id for r in registry().values()] + [r.meta.slug for r in registry().values()]
-    close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
-    return f" (did you mean {close[0]}?)" if close else ""
+    """`` (did you mean 'X'?)`` for an unknown rule name, or an empty string."""
+    return catalogue.suggest(name)

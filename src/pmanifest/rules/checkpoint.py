@@ -27,8 +27,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from pmanifest.document import Path, Pos
-from pmanifest.rules import Context, Hit, rule
+from pmanifest.contract import KUBERNETES_DEFAULT_GRACE
+from pmanifest.document import Path
+from pmanifest.rules import Context, Hit, Mention, rule
 from pmanifest.shell import (
     Command,
     Loc,
@@ -38,12 +39,11 @@ from pmanifest.shell import (
     analyse,
     container_script,
     prestop_of,
-    script_pos,
     written_paths,
 )
 from pmanifest.workloads import Container, Workload
 
-DEFAULT_GRACE = 30
+DEFAULT_GRACE = KUBERNETES_DEFAULT_GRACE
 CHECKPOINT_ENV = re.compile(
     r"^(?:[A-Z0-9]+_)*(?:CHECKPOINTS?|CKPTS?)(?:_[A-Z0-9]+)*_(?:DIR|PATH|ROOT|LOCATION|FOLDER)$"
 )
@@ -59,10 +59,13 @@ class _Shell:
     facts: ScriptFacts
     prestop: PreStop | None
 
-    def trap_hit(self, context: Context, trap: Trap | Command, message: str) -> Hit:
+    def trap_hit(self, trap: Trap | Command, message: str,
+                 mention: Trap | None = None, at: int = 0) -> Hit:
+        """A hit at ``trap`` (or a command) inside the script; ``mention``: the line of
+        another trap, inserted into the message at ``at``."""
         assert self.script_path is not None
-        pos = script_pos(context.workload.doc, self.script_path, trap.loc)
-        return Hit(self.script_path, message, pos)
+        named = Mention(self.script_path, mention.loc, at) if mention is not None else None
+        return Hit(self.script_path, message, inner=trap.loc, mention=named)
 
     @property
     def prestop_path(self) -> Path:
@@ -93,10 +96,6 @@ def _is_trigger(prestop: PreStop | None) -> bool:
     return prestop.action in ("httpGet", "tcpSocket") or prestop.does_work
 
 
-def _line(pos: Pos | None) -> str:
-    return f" (line {pos.line})" if pos is not None else ""
-
-
 @rule("PM202")
 def grace_period_unclaimed(context: Context) -> Iterable[Hit]:
     workload = context.workload
@@ -113,7 +112,7 @@ def grace_period_unclaimed(context: Context) -> Iterable[Hit]:
     for shell in _shells(workload):
         if shell.facts.traps:
             yield shell.trap_hit(
-                context, shell.facts.traps[0],
+                shell.facts.traps[0],
                 f"container {shell.container.name!r} checkpoints on SIGTERM but "
                 f"terminationGracePeriodSeconds {told}: {fix}",
             )
@@ -149,7 +148,7 @@ def _prestop_sleep(context: Context, shell: _Shell) -> Hit | None:
         sleeps = analyse(prestop.script[1]).sleeps
         if sleeps:
             path = (*shell.container.path, *prestop.script[0])
-            return Hit(path, message, script_pos(context.workload.doc, path, sleeps[0].loc))
+            return Hit(path, message, inner=sleeps[0].loc)
     elif prestop.argv and posixpath.basename(prestop.argv[0]) == "sleep":
         return Hit((*shell.prestop_path, "exec", "command", 0), message)
     return None
@@ -163,11 +162,11 @@ def double_checkpoint_trigger(context: Context) -> Iterable[Hit]:
         trap = next((t for t in shell.facts.traps if t.does_work), None)
         if trap is None or shell.script_path is None:
             continue
-        at = script_pos(context.workload.doc, shell.script_path, trap.loc)
+        before = (f"container {shell.container.name!r} checkpoints twice: in this preStop "
+                  "hook and in its TERM trap")
         yield Hit(shell.prestop_path,
-                  f"container {shell.container.name!r} checkpoints twice: in this preStop hook "
-                  f"and in its TERM trap{_line(at)}; both run inside the same grace period, "
-                  "so keep one trigger")
+                  f"{before}; both run inside the same grace period, so keep one trigger",
+                  mention=Mention(shell.script_path, trap.loc, len(before)))
 
 
 @rule("PM302")
@@ -191,13 +190,12 @@ def trap_lost_by_exec(context: Context) -> Iterable[Hit]:
     for shell in _shells(context.workload):
         if not shell.facts.traps or not shell.facts.execs:
             continue  # (positions are only worked out for what is reported)
-        first = shell.trap_hit(context, shell.facts.traps[0], "")
         for command in shell.facts.execs:
+            before = (f"`exec {command.exec_target}` replaces the shell, discarding the TERM "
+                      "trap")
             yield shell.trap_hit(
-                context, command,
-                f"`exec {command.exec_target}` replaces the shell, discarding the TERM trap"
-                f"{_line(first.pos)}: run it in the background and `wait` for it instead",
-            )
+                command, f"{before}: run it in the background and `wait` for it instead",
+                mention=shell.facts.traps[0], at=len(before))
 
 
 @rule("PM304")
@@ -206,7 +204,7 @@ def trap_blocked_by_foreground(context: Context) -> Iterable[Hit]:
         if shell.facts.traps and shell.facts.foreground:
             command = shell.facts.foreground[0]
             yield shell.trap_hit(
-                context, command,
+                command,
                 f"`{command.name}` runs in the foreground after the TERM trap, and the shell "
                 "runs no trap until it returns: start it with `&`, then `wait \"$child\"`",
             )
@@ -220,7 +218,7 @@ def trap_exits_zero(context: Context) -> Iterable[Hit]:
         for trap in shell.facts.traps:
             if trap.exits_zero:
                 yield shell.trap_hit(
-                    context, trap,
+                    trap,
                     "the TERM handler exits 0, so a preempted pod counts as succeeded and the "
                     "Job can complete with unfinished work: exit 143 (128+SIGTERM)",
                 )
@@ -235,7 +233,6 @@ def checkpoint_on_ephemeral_storage(context: Context) -> Iterable[Hit]:
     if not workload.placement.preemptible:
         return
     volumes = workload.volumes()
-    doc = workload.doc
     for shell in _shells(workload):
         env = _literal_env(shell.container.data)
         mounts = _mounts(shell.container.data)
@@ -245,11 +242,10 @@ def checkpoint_on_ephemeral_storage(context: Context) -> Iterable[Hit]:
             if reason is None or (raw, loc, where) in seen:
                 continue
             seen.add((raw, loc, where))
-            # positions are worked out only here, for what is reported
-            pos = script_pos(doc, where, loc) if loc is not None else doc.positions.value_at(where)
             yield Hit(where,
                       f"checkpoint path {path} {reason}: it is lost with the node; write "
-                      "checkpoints to the persistent shared volume", pos)
+                      "checkpoints to the persistent shared volume",
+                      inner=loc, value=loc is None)
 
 
 def _checkpoint_paths(

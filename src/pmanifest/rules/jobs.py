@@ -1,7 +1,6 @@
-"""Rules: jobs (see policies/rules-placement.yaml for their metadata).
+"""Rules: Jobs (see policies/rules-jobs.yaml for their metadata).
 
-PM402 (pod-failure-policy-restart-policy) is declarative: policies/builtin-jobs.yaml.
-PM401 reads the Job spec (``spec`` of a Job, ``spec.jobTemplate.spec`` of a CronJob) through the
+Both read the Job spec (``spec`` of a Job, ``spec.jobTemplate.spec`` of a CronJob) through the
 workload view, never by walking the manifest themselves.
 """
 
@@ -10,12 +9,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from pmanifest.contract import DISRUPTION_TARGET, SIGTERM_EXIT
 from pmanifest.document import Path
 from pmanifest.rules import Context, Hit, rule
 from pmanifest.workloads import get, mapping, sequence
 
-DISRUPTION = "DisruptionTarget"
-SIGTERM_EXIT = 143  # 128 + SIGTERM: what a preempted pod's handler should exit with
+DISRUPTION = DISRUPTION_TARGET
 
 
 def _matches_disruption(policy_rule: dict[str, Any]) -> bool:
@@ -80,3 +79,49 @@ def preemption_counts_as_failure(ctx: Context) -> Iterator[Hit]:
               f"{w.kind} can run on preemptible nodes but {why}: every preemption consumes "
               f"backoffLimit and can fail the {w.kind}; add a podFailurePolicy rule "
               f"`action: Ignore` with `onPodConditions: [{{type: {DISRUPTION}}}]`")
+
+
+@rule("PM402")
+def pod_failure_policy_restart_policy(ctx: Context) -> Iterator[Hit]:
+    w = ctx.workload
+    if w.job_path is None or get(w.doc.data, (*w.job_path, "podFailurePolicy")) is None:
+        return
+    restart = w.pod.get("restartPolicy")
+    if restart is None:
+        yield Hit((*w.job_path, "podFailurePolicy"),
+                  "podFailurePolicy requires the pod template's restartPolicy to be Never, but "
+                  "it is not set (it defaults to Always, which the API server rejects for a "
+                  "Job); add `restartPolicy: Never`")
+    elif restart != "Never":
+        yield Hit((*w.pod_path, "restartPolicy"),
+                  f"podFailurePolicy requires restartPolicy Never, not {restart!r}: the API "
+                  "server rejects this Job; set `restartPolicy: Never`")
+
+
+HEADROOM = 2  # fewer retries than this leave no room for a preemption the policy misses
+
+
+@rule("PM403")
+def backoff_limit_no_headroom(ctx: Context) -> Iterator[Hit]:
+    w = ctx.workload
+    if w.job_path is None or not w.placement.preemptible:
+        return
+    rules = sequence(w.doc.data, (*w.job_path, "podFailurePolicy", "rules"))
+    if not rules or not any(isinstance(r, dict) and r.get("action") == "Ignore"
+                            and _matches_disruption(r) for r in rules):
+        return  # no policy that ignores preemptions at all: PM401's finding
+    if any(isinstance(r, dict) and r.get("action") == "Ignore" and _matches_sigterm_exit(r)
+           for r in rules):
+        return  # the exit-code fallback catches what the condition misses
+    job = mapping(w.doc.data, w.job_path)
+    for key in ("backoffLimit", "backoffLimitPerIndex"):
+        limit = job.get(key)
+        if isinstance(limit, int) and not isinstance(limit, bool) and limit < HEADROOM:
+            yield Hit((*w.job_path, key),
+                      f"{key} is {limit} and no podFailurePolicy rule ignores exit code "
+                      f"{SIGTERM_EXIT}: a preempted pod that gets no {DISRUPTION} condition "
+                      "(whether a drain sets it depends on how the pod is removed) counts as a "
+                      f"failure, so one preemption can fail the {w.kind}; add an Ignore rule "
+                      f"`onExitCodes: {{operator: In, values: [{SIGTERM_EXIT}]}}` or raise "
+                      f"{key} to at least {HEADROOM}")
+            return

@@ -191,7 +191,6 @@ def compute_class_typo(ctx: Context) -> Iterator[Hit]:
     wanted_keys = [profile.label_key]
     if profile.taint is not None and profile.taint.key not in wanted_keys:
         wanted_keys.append(profile.taint.key)
-    positions = w.doc.positions
     for key, key_path, values in _label_entries(w.pod, w.pod_path):
         if key in wanted_keys:
             for value, value_path in values:
@@ -200,7 +199,7 @@ def compute_class_typo(ctx: Context) -> Iterator[Hit]:
                               f"value {value!r} of {key!r} looks like a typo of "
                               f"{profile.label_value!r}; label values are exact and "
                               "case-sensitive, so it does not match the preemptible nodes' label",
-                              positions.value_at(value_path))
+                              value=True)
             continue
         for wanted in wanted_keys:
             if _near_key(key, wanted):

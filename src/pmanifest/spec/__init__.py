@@ -10,6 +10,7 @@ what to do`` (``messages``). The model (``model``) is what render reads.
 
 from __future__ import annotations
 
+from pmanifest.contract import ROLES
 from pmanifest.errors import SpecError
 from pmanifest.loader import YamlProblem, load_single
 from pmanifest.profile import DEFAULT_PROFILE, Profile, get_profile
@@ -19,18 +20,17 @@ from pmanifest.spec.messages import check_schema
 from pmanifest.spec.model import (
     API_VERSION,
     MIN_JOB_VERSION,
-    ROLES,
     SHARED_VOLUME_NAME,
     Checkpoint,
     SharedVolume,
     Spec,
     Volume,
-    Workload,
+    WorkloadSpec,
 )
 
 __all__ = [
     "API_VERSION", "MIN_JOB_VERSION", "ROLES", "SHARED_VOLUME_NAME", "SPEC_SCHEMA", "Checkpoint",
-    "SharedVolume", "Spec", "Volume", "Workload", "load_spec", "schema_json",
+    "SharedVolume", "Spec", "Volume", "WorkloadSpec", "load_spec", "schema_json",
 ]
 
 

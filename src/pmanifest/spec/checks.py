@@ -25,7 +25,7 @@ from pmanifest.spec.model import (
     SharedVolume,
     Spec,
     Volume,
-    Workload,
+    WorkloadSpec,
     spec_error,
 )
 
@@ -101,7 +101,7 @@ class Checker:
 
     def workload(self, i: int, raw: dict[str, Any], defaults: dict[str, Any],
                  shared: SharedVolume | None, default_volumes: list[tuple[Path, Volume]]
-                 ) -> Workload:
+                 ) -> WorkloadSpec:
         path: Path = ("workloads", i)
         self.check_shared(raw, path)
         volumes = self.unique_volumes([*default_volumes, *self.volumes(path, raw, shared)])
@@ -134,7 +134,7 @@ class Checker:
             raise self.fail((*path, "resources", "limits", "nvidia.com/gpu"),
                             "nvidia.com/gpu is set from gpus; remove it from resources.limits",
                             value=False)
-        return Workload(
+        return WorkloadSpec(
             index=i, name=raw["name"], role=role, compute=compute, image=image,
             command=command, args=_argv(raw.get("args", [])), env=env,
             gpus=raw.get("gpus", 0), parallelism=raw.get("parallelism"),

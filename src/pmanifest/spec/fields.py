@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pmanifest.contract import ROLES
 from pmanifest.profile import DEFAULT_PROFILE, profile_names
 from pmanifest.spec.distributed import distributed_schema
 from pmanifest.spec.jsonfield import field as _f
@@ -16,7 +17,6 @@ from pmanifest.spec.model import (
     DEFAULT_GRACE_SECONDS,
     DNS1123_LABEL,
     DNS1123_SUBDOMAIN,
-    ROLES,
     SHARED_VOLUME_NAME,
     TRIGGERS,
     VOLUME_SOURCES,

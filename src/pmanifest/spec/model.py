@@ -12,7 +12,6 @@ from pmanifest.errors import SpecError
 from pmanifest.profile import DEFAULT_PROFILE, Profile, get_profile
 
 API_VERSION = "pmanifest/v1"
-ROLES = ("worker", "coordinator", "serving")
 COMPUTE = ("preemptible", "standard")
 TRIGGERS = ("sigterm", "preStop")
 _DEFAULT = get_profile(DEFAULT_PROFILE)  # for the defaults the schema documents
@@ -91,7 +90,7 @@ class Distributed:
 
 
 @dataclass(frozen=True)
-class Workload:
+class WorkloadSpec:
     index: int
     name: str
     role: str
@@ -132,7 +131,7 @@ class Spec:
     file: str
     kubernetes_version: str | None
     shared_volume: SharedVolume | None
-    workloads: tuple[Workload, ...]
+    workloads: tuple[WorkloadSpec, ...]
     positions: Positions = field(repr=False)
     profile: Profile = field(default=_DEFAULT, repr=False)
 

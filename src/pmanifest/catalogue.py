@@ -1,0 +1,141 @@
+"""The rule catalogue: what every rule is called and why it exists, with no check code.
+
+Built-in rules are described in ``policies/rules-*.yaml`` (id, slug, default severity, summary,
+rationale, fix, a failing and a passing example, and the kinds of objects the rule reads).
+Rules that join at run time (user policies, plugins) add their metadata here too, through
+the executable registry (:mod:`pmanifest.rules`). Reporters, ``pmanifest rules``, ``explain``
+and SARIF read only this module: asking what PM201 means never imports a check.
+
+The catalogue refuses malformed or duplicate ids and slugs loudly (RegistryError) instead of
+letting one rule silently shadow another.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.resources
+import re
+from dataclasses import dataclass
+from typing import Any
+
+SEVERITIES = ("error", "warning", "info")
+RULE_ID = re.compile(r"^[A-Z][A-Z0-9]*[0-9]{3}$")
+SLUG = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
+CATALOGUE_GLOB = "rules-*.yaml"
+
+_TEXT = {"type": "string", "minLength": 1}
+ENTRY_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["id", "slug", "severity", "summary", "rationale", "fix", "examples"],
+    "properties": {
+        "id": {"type": "string", "pattern": RULE_ID.pattern},
+        "slug": {"type": "string", "pattern": SLUG.pattern},
+        "severity": {"enum": list(SEVERITIES)},
+        "summary": _TEXT,
+        "rationale": _TEXT,
+        "fix": _TEXT,
+        "examples": {"type": "object", "additionalProperties": False,
+                     "required": ["fail", "pass"],
+                     "properties": {"fail": {"type": "string"}, "pass": {"type": "string"}}},
+        "kinds": {"type": "array", "items": _TEXT, "minItems": 1, "uniqueItems": True},
+    },
+}
+
+
+class RegistryError(Exception):
+    """A rule definition is broken: a programming error in pmanifest or a plugin."""
+
+
+@dataclass(frozen=True)
+class RuleMeta:
+    id: str
+    slug: str
+    severity: str
+    summary: str
+    rationale: str
+    fix: str
+    example_fail: str = ""
+    example_pass: str = ""
+    kinds: tuple[str, ...] = ()  # the only kinds it applies to; () means every kind
+    source: str = "pmanifest"  # where it is defined: a catalogue file, a policy, a plugin
+
+
+def check_meta(meta: RuleMeta) -> None:
+    """Refuse a malformed id, slug or severity (RegistryError naming the source)."""
+    if not RULE_ID.match(meta.id) or not SLUG.match(meta.slug):
+        raise RegistryError(f"{meta.source}: malformed id or slug: {meta.id} {meta.slug}")
+    if meta.severity not in SEVERITIES:
+        raise RegistryError(f"{meta.source}: rule {meta.id}: severity must be one of "
+                            f"{', '.join(SEVERITIES)}")
+
+
+def _add(rules: dict[str, RuleMeta], new: RuleMeta) -> None:
+    check_meta(new)
+    for other in rules.values():
+        if {new.id, new.slug} & {other.id, other.slug}:
+            raise RegistryError(f"{new.source}: duplicate rule {new.id} / {new.slug} "
+                                f"(already defined by {other.source})")
+    rules[new.id] = new
+
+
+@functools.cache
+def builtin() -> dict[str, RuleMeta]:
+    """The built-in rules' metadata, from ``policies/rules-*.yaml``."""
+    import fnmatch
+
+    rules: dict[str, RuleMeta] = {}
+    folder = importlib.resources.files("pmanifest.policies")
+    for entry in sorted(folder.iterdir(), key=lambda e: e.name):
+        if fnmatch.fnmatch(entry.name, CATALOGUE_GLOB):
+            for meta in _entries(entry.read_text(encoding="utf-8"), f"policies/{entry.name}"):
+                _add(rules, meta)
+    return rules
+
+
+def _entries(text: str, source: str) -> list[RuleMeta]:
+    from pmanifest.datafile import load_data
+
+    items, _ = load_data(text, source, {"type": "array", "items": ENTRY_SCHEMA},
+                         "the catalogue", error=RegistryError)
+    return [RuleMeta(item["id"], item["slug"], item["severity"],
+                     " ".join(item["summary"].split()), item["rationale"].strip(),
+                     item["fix"].strip(), item["examples"]["fail"], item["examples"]["pass"],
+                     tuple(item.get("kinds", ())), f"{source}:{item['id']}")
+            for item in items]
+
+
+_RUNTIME: dict[str, RuleMeta] = {}  # user policies and plugins, added at run time
+
+
+def add(meta: RuleMeta) -> None:
+    """Add a run-time rule's metadata; RegistryError for a malformed or taken id or slug."""
+    rules = {**builtin(), **_RUNTIME}
+    _add(rules, meta)
+    _RUNTIME[meta.id] = meta
+
+
+def remove(rule_id: str) -> None:
+    """Remove a run-time rule's metadata (a no-op for built-in or unknown ids)."""
+    _RUNTIME.pop(rule_id, None)
+
+
+def catalogue() -> dict[str, RuleMeta]:
+    """Every known rule's metadata, in id order."""
+    return dict(sorted({**builtin(), **_RUNTIME}.items()))
+
+
+def lookup(name: str) -> RuleMeta | None:
+    """A rule by id (any case) or slug."""
+    rules = catalogue()
+    if name.upper() in rules:
+        return rules[name.upper()]
+    return next((m for m in rules.values() if m.slug == name), None)
+
+
+def suggest(name: str) -> str:
+    """`` (did you mean 'X'?)`` for an unknown rule name, or an empty string."""
+    from pmanifest.suggest import did_you_mean
+
+    names = [n for m in catalogue().values() for n in (m.id, m.slug)]
+    return did_you_mean(name, names)

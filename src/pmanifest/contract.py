@@ -1,0 +1,14 @@
+"""The preemption contract and Kubernetes facts, each stated once (DESIGN.md, section 1).
+
+Render writes these numbers into manifests and lint checks manifests against them, so both
+sides import them from here; nothing else spells them out.
+"""
+
+from __future__ import annotations
+
+SIGTERM_EXIT = 143  # 128 + SIGTERM: what a preempted pod's handler exits with (never 0)
+DISRUPTION_TARGET = "DisruptionTarget"  # the pod condition a drain or eviction sets
+KUBERNETES_DEFAULT_GRACE = 30  # terminationGracePeriodSeconds when a pod does not set it
+ROLE_LABEL = "pmanifest.io/role"  # label (or annotation) that declares a workload's role
+ROLES = ("worker", "coordinator", "serving")  # the roles a spec or the role label can give
+DAEMON_ROLE = "daemon"  # DaemonSets: on every node by design

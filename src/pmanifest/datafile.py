@@ -1,0 +1,73 @@
+"""pmanifest's own data files (the config, provider profiles, the rule catalogue): parsed by
+the loader, validated by a JSON Schema, every problem one line at its file position."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from pmanifest.document import Positions
+from pmanifest.errors import ConfigError, PmanifestError
+from pmanifest.jsonerrors import Words, describe
+from pmanifest.loader import YamlProblem, load_single
+
+
+def load_data(text: str, source: str, schema: dict[str, Any], words: Words | str,
+              error: type[Exception] = ConfigError) -> tuple[Any, Positions]:
+    """The data of ``text`` and its positions, or ``error`` at the first problem."""
+    if isinstance(words, str):
+        words = Words(root=words)
+    try:
+        loaded = load_single(text)
+    except YamlProblem as problem:
+        raise _error(error, problem.message, source, problem.line, problem.column) from None
+    first = first_violation(loaded.data, loaded.positions, schema, words)
+    if first is not None:
+        message, line, column = first
+        raise _error(error, message, source, line, column)
+    return loaded.data, loaded.positions
+
+
+def first_violation(data: Any, positions: Positions, schema: dict[str, Any],
+                    words: Words) -> tuple[str, int, int] | None:
+    """(message, line, column) of the first problem of ``data`` against ``schema``, or None.
+    Unknown keys come first: their did-you-mean usually explains a missing key too."""
+    fast = compiled_check(schema)
+    if fast is not None and fast(data):
+        return None
+    from jsonschema import Draft202012Validator
+
+    found: list[tuple[int, int, int, str]] = []
+    for err in Draft202012Validator(schema).iter_errors(data):
+        rank = {"additionalProperties": 0, "required": 2}.get(err.validator, 1)
+        for violation in describe(err, words):
+            pos = (positions.at(violation.path) if violation.at_key
+                   else positions.value_at(violation.path))
+            found.append((rank, pos.line, pos.column, violation.message))
+    if not found:
+        return None
+    _, line, column, message = min(found)
+    return message, line, column
+
+
+_COMPILED: dict[int, tuple[dict[str, Any], Any]] = {}
+
+
+def compiled_check(schema: dict[str, Any]) -> Callable[[Any], bool] | None:
+    """The compiled yes/no check of one of pmanifest's schemas (module constants), built once;
+    None where the schema uses a keyword the compiler does not know."""
+    found = _COMPILED.get(id(schema))
+    if found is None or found[0] is not schema:
+        from pmanifest.fastschema import compile_schema
+
+        found = (schema, compile_schema(schema, {}))
+        _COMPILED[id(schema)] = found
+    check: Callable[[Any], bool] | None = found[1]
+    return check
+
+
+def _error(error: type[Exception], message: str, source: str, line: int,
+           column: int) -> Exception:
+    if issubclass(error, PmanifestError):
+        return error(message, source, line, column)
+    return error(f"{source}:{line}:{column}: {message}")

@@ -1,0 +1,31 @@
+"""PM201: a grace period above the provider's cap on a pod that can run on preemptible nodes
+(see policies/rules-checkpoint.yaml). The cap and the drain window come from the profile."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TypeGuard
+
+from pmanifest.rules import Context, Hit, rule
+
+
+@rule("PM201")
+def grace_period_over_limit(ctx: Context) -> Iterator[Hit]:
+    w, profile = ctx.workload, ctx.profile
+    grace = w.pod.get("terminationGracePeriodSeconds")
+    cap = profile.grace_period_cap
+    if not w.placement.preemptible or not _integral(grace) or grace <= cap:
+        return
+    yield Hit((*w.pod_path, "terminationGracePeriodSeconds"),
+              f"terminationGracePeriodSeconds is {grace}, above the {cap} s cap of preemptible "
+              f"nodes ({profile.name} profile): the node is removed "
+              f"{profile.drain_window_seconds} s after the notice whatever the pod is doing; "
+              f"set it to {cap} or less and finish the checkpoint inside that window")
+
+
+def _integral(value: object) -> TypeGuard[int | float]:
+    """An integer, or a float with an integral value (JSON Schema's integer); a string or bool
+    here is a schema error (PM002), not a grace period to judge."""
+    if isinstance(value, bool):
+        return False
+    return isinstance(value, int) or (isinstance(value, float) and value.is_integer())
