@@ -17,7 +17,7 @@ Any other keyword makes ``compile_schema`` return None, and the caller uses json
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 Check = Callable[[Any], bool]
@@ -126,105 +126,19 @@ class Compiler:
         unknown = set(schema) - _SUPPORTED - _ANNOTATIONS
         if any(not k.startswith("x-") for k in unknown):
             raise Unsupported(", ".join(sorted(unknown)))
-        checks: list[Check] = []
-        if "$ref" in schema:
-            checks.append(self.ref(schema["$ref"]))
-        if "type" in schema:
-            checks.append(self.type_check(schema["type"]))
-        if "enum" in schema:
-            allowed = list(schema["enum"])
-            checks.append(lambda v: any(_same(v, a) for a in allowed))
-        if "oneOf" in schema:
-            branches = [self.schema(s) for s in schema["oneOf"]]
-            checks.append(lambda v: sum(1 for b in branches if b(v)) == 1)
-        checks.extend(self.combinators(schema))
-        if "required" in schema:
-            required = tuple(schema["required"])
-            checks.append(lambda v: not isinstance(v, dict) or all(k in v for k in required))
+        checks = [build(self, schema[keyword]) for keyword, build in _KEYWORDS.items()
+                  if keyword in schema]
         if "properties" in schema or "additionalProperties" in schema:
             checks.append(self.object_check(schema))
-        if "items" in schema:
-            item = self.schema(schema["items"])
-            checks.append(lambda v: not isinstance(v, list) or all(item(i) for i in v))
-        checks.extend(self.object_size_checks(schema))
-        checks.extend(self.value_checks(schema))
-        return _all_of(checks)
-
-    def combinators(self, schema: dict[str, Any]) -> list[Check]:
-        """not, allOf, anyOf, contains and if/then/else (then/else without if are ignored)."""
-        checks: list[Check] = []
-        if "not" in schema:
-            negated = self.schema(schema["not"])
-            checks.append(lambda v: not negated(v))
-        if "allOf" in schema:
-            checks.append(_all_of([self.schema(s) for s in schema["allOf"]]))
-        if "anyOf" in schema:
-            choices = [self.schema(s) for s in schema["anyOf"]]
-            checks.append(lambda v: any(c(v) for c in choices))
-        if "contains" in schema:
-            item = self.schema(schema["contains"])
-            checks.append(lambda v: not isinstance(v, list) or any(item(i) for i in v))
         if "if" in schema:
             condition = self.schema(schema["if"])
             then = self.schema(schema.get("then", True))
             otherwise = self.schema(schema.get("else", True))
             checks.append(lambda v: then(v) if condition(v) else otherwise(v))
-        return checks
-
-    def value_checks(self, schema: dict[str, Any]) -> list[Check]:
-        """Bounds, lengths, patterns and constants (each applies to its own type only)."""
-        checks: list[Check] = []
-
-        def number(v: Any) -> bool:
-            return isinstance(v, int | float) and not isinstance(v, bool)
-
-        if "minimum" in schema:
-            low = schema["minimum"]
-            checks.append(lambda v: not number(v) or v >= low)
-        if "maximum" in schema:
-            high = schema["maximum"]
-            checks.append(lambda v: not number(v) or v <= high)
-        if "exclusiveMinimum" in schema:
-            above = schema["exclusiveMinimum"]
-            checks.append(lambda v: not number(v) or v > above)
-        if "exclusiveMaximum" in schema:
-            below = schema["exclusiveMaximum"]
-            checks.append(lambda v: not number(v) or v < below)
-        if "pattern" in schema:
-            search = self.search(schema["pattern"])
-            checks.append(lambda v: not isinstance(v, str) or search(v) is not None)
-        if "minLength" in schema:
-            shortest = schema["minLength"]
-            checks.append(lambda v: not isinstance(v, str) or len(v) >= shortest)
-        if "maxLength" in schema:
-            longest = schema["maxLength"]
-            checks.append(lambda v: not isinstance(v, str) or len(v) <= longest)
-        if "minItems" in schema:
-            fewest = schema["minItems"]
-            checks.append(lambda v: not isinstance(v, list) or len(v) >= fewest)
-        if "maxItems" in schema:
-            most = schema["maxItems"]
-            checks.append(lambda v: not isinstance(v, list) or len(v) <= most)
-        if schema.get("uniqueItems") is True:
-            checks.append(lambda v: not isinstance(v, list) or _unique(v))
-        if "const" in schema:
-            constant = schema["const"]
-            checks.append(lambda v: _same(v, constant))
-        return checks
-
-    def object_size_checks(self, schema: dict[str, Any]) -> list[Check]:
-        """minProperties, maxProperties and propertyNames (on mappings only)."""
-        checks: list[Check] = []
-        if "minProperties" in schema:
-            fewest = schema["minProperties"]
-            checks.append(lambda v: not isinstance(v, dict) or len(v) >= fewest)
-        if "maxProperties" in schema:
-            most = schema["maxProperties"]
-            checks.append(lambda v: not isinstance(v, dict) or len(v) <= most)
-        if "propertyNames" in schema:
-            name = self.schema(schema["propertyNames"])
-            checks.append(lambda v: not isinstance(v, dict) or all(name(k) for k in v))
-        return checks
+        if schema.get("format") in _INTEGER_FORMATS:
+            low, high = _INTEGER_FORMATS[schema["format"]]
+            checks.append(lambda v: not _is_integer(v) or low <= v <= high)
+        return _all_of(checks)
 
     def type_check(self, types: Any) -> Check:
         names = [types] if isinstance(types, str) else list(types)
@@ -256,6 +170,90 @@ class Compiler:
 
         return check
 
+
+
+def _number(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool)
+
+
+def _on(kind: type | tuple[type, ...], test: Callable[[Any], bool]) -> Check:
+    """``test`` for values of ``kind``; every other value passes (a keyword applies to its own
+    type only)."""
+    return lambda v: not isinstance(v, kind) or test(v)
+
+
+def _on_number(test: Callable[[Any], bool]) -> Check:
+    return lambda v: not _number(v) or test(v)
+
+
+def _all_items(item: Check) -> Check:
+    return _on(list, lambda v: all(item(i) for i in v))
+
+
+def _some_item(item: Check) -> Check:
+    return _on(list, lambda v: any(item(i) for i in v))
+
+
+def _keys(name: Check) -> Check:
+    return _on(dict, lambda v: all(name(k) for k in v))
+
+
+def _negated(check: Check) -> Check:
+    return lambda v: not check(v)
+
+
+def _matches(search: Callable[[str], Any]) -> Check:
+    return _on(str, lambda v: search(v) is not None)
+
+
+def _exactly_one(branches: list[Check]) -> Check:
+    return lambda v: sum(1 for b in branches if b(v)) == 1
+
+
+def _any(choices: list[Check]) -> Check:
+    return lambda v: any(c(v) for c in choices)
+
+
+Builder = Callable[[Compiler, Any], Check]
+# keyword -> its check, in the order they are tried (cheap first)
+_KEYWORDS: dict[str, Builder] = {
+    "$ref": lambda c, ref: c.ref(ref),
+    "type": lambda c, types: c.type_check(types),
+    "enum": lambda c, allowed: lambda v: any(_same(v, a) for a in allowed),
+    "const": lambda c, constant: lambda v: _same(v, constant),
+    "required": lambda c, keys: _on(dict, lambda v: all(k in v for k in keys)),
+    "minimum": lambda c, low: _on_number(lambda v: v >= low),
+    "maximum": lambda c, high: _on_number(lambda v: v <= high),
+    "exclusiveMinimum": lambda c, above: _on_number(lambda v: v > above),
+    "exclusiveMaximum": lambda c, below: _on_number(lambda v: v < below),
+    "minLength": lambda c, shortest: _on(str, lambda v: len(v) >= shortest),
+    "maxLength": lambda c, longest: _on(str, lambda v: len(v) <= longest),
+    "pattern": lambda c, pattern: _matches(c.search(pattern)),
+    "minItems": lambda c, fewest: _on(list, lambda v: len(v) >= fewest),
+    "maxItems": lambda c, most: _on(list, lambda v: len(v) <= most),
+    "uniqueItems": lambda c, on: _on(list, _unique) if on is True else (lambda v: True),
+    "minProperties": lambda c, fewest: _on(dict, lambda v: len(v) >= fewest),
+    "maxProperties": lambda c, most: _on(dict, lambda v: len(v) <= most),
+    "propertyNames": lambda c, sub: _keys(c.schema(sub)),
+    "items": lambda c, sub: _all_items(c.schema(sub)),
+    "contains": lambda c, sub: _some_item(c.schema(sub)),
+    "not": lambda c, sub: _negated(c.schema(sub)),
+    "allOf": lambda c, subs: _all_of([c.schema(s) for s in subs]),
+    "anyOf": lambda c, subs: _any([c.schema(s) for s in subs]),
+    "oneOf": lambda c, subs: _exactly_one([c.schema(s) for s in subs]),
+}
+# integer formats the Kubernetes schemas use: asserted, so an int32 field refuses 3000000000
+_INTEGER_FORMATS = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
+
+
+def integer_format(validator: Any, fmt: Any, instance: Any, schema: Any) -> Iterator[Any]:
+    """The ``format`` keyword for jsonschema, asserting the integer formats as the compiled
+    check does (jsonschema itself only annotates them)."""
+    from jsonschema.exceptions import ValidationError
+
+    bounds = _INTEGER_FORMATS.get(fmt) if isinstance(fmt, str) else None
+    if bounds is not None and _is_integer(instance) and not bounds[0] <= instance <= bounds[1]:
+        yield ValidationError(f"{instance} does not fit in {fmt} ({bounds[0]} to {bounds[1]})")
 
 def compile_schema(schema: dict[str, Any], definitions: dict[str, Any],
                    search: Search = _python_search) -> Check | None:

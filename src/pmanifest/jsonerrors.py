@@ -235,6 +235,13 @@ def _unique(error: Any, words: Words) -> Iterator[Violation]:
     yield Violation(path, f"{where(path, words)} has duplicate entries; list each once")
 
 
+def _format(error: Any, words: Words) -> Iterator[Violation]:
+    path: Path = tuple(error.absolute_path)
+    detail = error.message.split(" ", 1)[-1]  # "does not fit in int32 (... to ...)"
+    yield Violation(path, f"{where(path, words)} is {error.instance}, which {detail}; use a "
+                          "smaller value")
+
+
 def _other(error: Any, words: Words) -> Iterator[Violation]:
     path: Path = tuple(error.absolute_path)
     yield Violation(path, f"{where(path, words)}: {error.message}")
@@ -256,4 +263,5 @@ _HANDLERS: dict[str, Callable[[Any, Words], Iterator[Violation]]] = {
     "minItems": _empty,
     "minLength": _empty,
     "uniqueItems": _unique,
+    "format": _format,
 }

@@ -12,7 +12,7 @@ import contextlib
 import dataclasses
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path as FsPath
 
 from pmanifest.atomic import STDOUT, Identity, check_writable, identity, refuse_inputs, write_files
@@ -20,7 +20,7 @@ from pmanifest.config import Config, find_config, load_config, resolve_rule
 from pmanifest.document import Finding
 from pmanifest.errors import ConfigError, InputError
 from pmanifest.lint import SEVERITY_RANK, LintOptions
-from pmanifest.parallel import default_jobs, lint_inputs
+from pmanifest.parallel import Linted, default_jobs, lint_inputs
 from pmanifest.reporters import Summary, reporter
 from pmanifest.sources import Problem, check_paths, iter_inputs
 
@@ -119,6 +119,35 @@ def user_policies(config: Config, dirs: tuple[str, ...]) -> Iterator[None]:
         yield
 
 
+@dataclass
+class _Run:
+    """What one lint run collected from its inputs."""
+
+    read: dict[Identity, str]  # every file read (no output may replace one)
+    findings: list[Finding] = field(default_factory=list)
+    messages: list[str] = field(default_factory=list)  # stderr lines
+    files: int = 0
+    objects: int = 0
+    checked: list[tuple[str, str]] = field(default_factory=list)  # (file, object), for JUnit
+
+    def add(self, linted: Linted | Problem) -> None:
+        if isinstance(linted, Problem):
+            if linted.named:  # the user asked for this file: a gate must not pass without it
+                raise InputError(linted.message, linted.name)
+            self.messages.append(f"{linted.name}: warning: {linted.message}")
+            return
+        self.files += 1
+        if linted.identity is not None:
+            self.read.setdefault(linted.identity, linted.name)
+        self.findings.extend(linted.result.findings)
+        self.objects += linted.result.objects
+        self.checked.extend((linted.name, label) for label in linted.result.labels)
+
+    @property
+    def summary(self) -> Summary:
+        return Summary.of(self.findings, self.files, self.objects, tuple(self.checked))
+
+
 def _lint(request: LintRequest, config: Config) -> tuple[str, list[str], int]:
     options = options_for(request, config)
     if any(o.format == "junit" for o in request.outputs):
@@ -127,46 +156,38 @@ def _lint(request: LintRequest, config: Config) -> tuple[str, list[str], int]:
     check_paths(request.paths)
     for output in request.outputs:
         check_writable(output.path)
-    read = _other_inputs(request, config)  # every file the run reads: no output replaces one
-    refuse_inputs((o.path for o in request.outputs), read)
-    findings: list[Finding] = []
-    messages: list[str] = []
-    files = objects = 0
-    checked: list[tuple[str, str]] = []  # (file, object label), for JUnit
+    run = _Run(_other_inputs(request, config))
+    refuse_inputs((o.path for o in request.outputs), run.read)
     inputs = iter_inputs(request.paths, request.stdin_filename, config.exclude,
                          config.base_dir)
     jobs = request.jobs if request.jobs is not None else default_jobs()
     for linted in lint_inputs(inputs, options, jobs):
-        if isinstance(linted, Problem):
-            if linted.named:  # the user asked for this file: a gate must not pass without it
-                raise InputError(linted.message, linted.name)
-            messages.append(f"{linted.name}: warning: {linted.message}")
-            continue
-        files += 1
-        if linted.identity is not None:
-            read.setdefault(linted.identity, linted.name)
-        findings.extend(linted.result.findings)
-        objects += linted.result.objects
-        checked.extend((linted.name, label) for label in linted.result.labels)
-    summary = Summary.of(findings, files, objects, tuple(checked))
+        run.add(linted)
+    stdout = _reports(request, run)
+    if run.findings and any(o.format == "text" for o in request.outputs):
+        from pmanifest.reporters.text_format import summary_line
+
+        run.messages.append(summary_line(run.summary))
+    threshold = SEVERITY_RANK[fail_on]
+    failed = any(SEVERITY_RANK[f.severity] >= threshold for f in run.findings)
+    return stdout, run.messages, 1 if failed else 0
+
+
+def _reports(request: LintRequest, run: _Run) -> str:
+    """Render every report of the run; write the files; return what goes to stdout."""
+    summary = run.summary
     stdout = ""
     reports: dict[str, str] = {}
     for output in request.outputs:
         colour = request.colour and output.path == STDOUT
-        text = reporter(output.format)(findings, summary, colour)
+        text = reporter(output.format)(run.findings, summary, colour)
         if output.path == STDOUT:
             stdout = text
         else:
             reports[output.path] = text
-    refuse_inputs(reports, read)
+    refuse_inputs(reports, run.read)
     write_files(reports, "report")
-    if findings and any(o.format == "text" for o in request.outputs):
-        from pmanifest.reporters.text_format import summary_line
-
-        messages.append(summary_line(summary))
-    threshold = SEVERITY_RANK[fail_on]
-    failed = any(SEVERITY_RANK[f.severity] >= threshold for f in findings)
-    return stdout, messages, 1 if failed else 0
+    return stdout
 
 
 def _other_inputs(request: LintRequest, config: Config) -> dict[Identity, str]:

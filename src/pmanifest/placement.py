@@ -12,6 +12,7 @@ Where the manifest does not say, both are assumed possible (no false alarms from
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -174,56 +175,92 @@ def _tolerates(pod: dict[str, Any], profile: Profile) -> bool:
     return False
 
 
-def placement_of(pod: dict[str, Any], profile: Profile, base: Path = ()) -> Placement:
-    selector = _node_selector(pod, base)
-    terms = _affinity_terms(pod, base)
-    node_name = pod.get("nodeName")
-    label = profile.label_key
-    name_p, name_s = (True, True)
-    name_path: Path | None = None
-    if isinstance(node_name, str) and node_name:
-        name_p, name_s = _node_name_class(node_name, profile)
-        name_path = (*base, "nodeName")
+@dataclass(frozen=True)
+class _NodeName:
+    """What ``nodeName`` says: which node classes it allows, and where it is written."""
 
-    can_p = can_s = False
+    preemptible: bool = True
+    standard: bool = True
+    path: Path | None = None
+
+
+@dataclass
+class _Outcome:
+    """The answer being built, term by term (terms are ORed: any term that fits counts)."""
+
+    preemptible: bool = False
+    standard: bool = False
     selects: Path | None = None
     excludes: Path | None = None
     conflict: Path | None = None
     reason: str | None = None
+
+    def contradiction(self, path: Path | None, reason: str) -> None:
+        self.conflict = self.conflict or path
+        self.reason = self.reason or reason
+
+
+def _node_name(pod: dict[str, Any], profile: Profile, base: Path) -> _NodeName:
+    node_name = pod.get("nodeName")
+    if not isinstance(node_name, str) or not node_name:
+        return _NodeName()
+    fit_p, fit_s = _node_name_class(node_name, profile)
+    return _NodeName(fit_p, fit_s, (*base, "nodeName"))
+
+
+def _fits(mine: list[Requirement], reqs: list[Requirement], name: _NodeName,
+          profile: Profile) -> tuple[bool, bool]:
+    """Can a preemptible node, a standard node, satisfy one term's requirements?"""
+    term_p, term_s = _field_name_class(reqs, profile)
+    value = profile.label_value
+    fit_p = name.preemptible and term_p and all(_fits_preemptible(r, value) for r in mine)
+    fit_s = name.standard and term_s and all(_fits_standard(r, value) for r in mine)
+    return fit_p, fit_s
+
+
+def _blocker(mine: list[Requirement], fits: Callable[[Requirement, str], bool], value: str,
+             fallback: Path | None) -> Path | None:
+    """Where the requirement is that rules one node class out (else nodeName's path)."""
+    found = next((r for r in mine if not fits(r, value)), None)
+    return found.path if found is not None else fallback
+
+
+def _term(reqs: list[Requirement], name: _NodeName, profile: Profile, out: _Outcome) -> None:
+    """Add what one (non-empty) term, ANDed with nodeSelector and nodeName, allows."""
+    bad = _consistent(reqs)
+    if bad is not None:
+        out.contradiction(bad.path, f"no node can satisfy the requirements on {bad.key!r}")
+        return
+    value = profile.label_value
+    mine = [r for r in reqs if r.key == profile.label_key]
+    fit_p, fit_s = _fits(mine, reqs, name, profile)
+    if fit_p and not fit_s:
+        out.selects = out.selects or _blocker(mine, _fits_standard, value, name.path)
+    if fit_s and not fit_p:
+        out.excludes = out.excludes or _blocker(mine, _fits_preemptible, value, name.path)
+    if not fit_p and not fit_s:
+        out.contradiction(mine[-1].path if mine else name.path,
+                          f"no node can satisfy the requirements on {profile.label_key!r}")
+    out.preemptible = out.preemptible or fit_p
+    out.standard = out.standard or fit_s
+
+
+def placement_of(pod: dict[str, Any], profile: Profile, base: Path = ()) -> Placement:
+    selector = _node_selector(pod, base)
+    terms = _affinity_terms(pod, base)
+    name = _node_name(pod, profile, base)
+    out = _Outcome()
     terms_path = (*base, "affinity", "nodeAffinity",
                   "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms")
     for t, term in enumerate(terms if terms else [[]]):
-        if terms and not term:
-            # an empty term matches no node (it does not mean "anywhere")
-            conflict = conflict or (*terms_path, t)
-            reason = reason or "an empty nodeSelectorTerm matches no node"
+        if terms and not term:  # an empty term matches no node (it does not mean "anywhere")
+            out.contradiction((*terms_path, t), "an empty nodeSelectorTerm matches no node")
             continue
-        reqs = selector + term
-        bad = _consistent(reqs)
-        if bad is not None:
-            conflict = conflict or bad.path
-            reason = reason or f"no node can satisfy the requirements on {bad.key!r}"
-            continue
-        mine = [r for r in reqs if r.key == label]
-        term_p, term_s = _field_name_class(reqs, profile)
-        fit_p = name_p and term_p and all(_fits_preemptible(r, profile.label_value) for r in mine)
-        fit_s = name_s and term_s and all(_fits_standard(r, profile.label_value) for r in mine)
-        if fit_p and not fit_s:
-            blocker = next((r for r in mine if not _fits_standard(r, profile.label_value)), None)
-            selects = selects or (blocker.path if blocker else name_path)
-        if fit_s and not fit_p:
-            blocker = next((r for r in mine if not _fits_preemptible(r, profile.label_value)), None)
-            excludes = excludes or (blocker.path if blocker else name_path)
-        if not fit_p and not fit_s:
-            conflict = conflict or (mine[-1].path if mine else name_path)
-            reason = reason or f"no node can satisfy the requirements on {label!r}"
-        can_p = can_p or fit_p
-        can_s = can_s or fit_s
-    if can_p and not _tolerates(pod, profile):
-        can_p = False
-    if can_p and can_s:
-        selects = excludes = None
-    if can_p or can_s:
-        conflict = reason = None
-    return Placement(can_p, can_s, selects if can_p else None, excludes if can_s else None,
-                     conflict, reason)
+        _term(selector + term, name, profile, out)
+    can_p = out.preemptible and _tolerates(pod, profile)
+    can_s = out.standard
+    both = can_p and can_s
+    fits = can_p or can_s
+    return Placement(can_p, can_s, out.selects if can_p and not both else None,
+                     out.excludes if can_s and not both else None,
+                     None if fits else out.conflict, None if fits else out.reason)

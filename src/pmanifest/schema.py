@@ -150,6 +150,16 @@ def _kind_schema(version: str, api_version: str, kind: str) -> dict[str, Any] | 
 
 
 @functools.cache
+def definition_fields(version: str, name: str) -> frozenset[str]:
+    """The properties the schema of ``version`` gives one definition, e.g.
+    ``definition_fields("1.27", "jobspec-batch-v1")`` (empty when it has no such file)."""
+    path = _schema_dir(version).joinpath(f"{name}.json")
+    if "/" in name or not path.is_file():
+        return frozenset()
+    return frozenset(json.loads(path.read_text()).get("properties", {}))
+
+
+@functools.cache
 def _fast_check(version: str, api_version: str, kind: str) -> Callable[[Any], bool] | None:
     """The compiled yes/no validator (see fastschema), or None to use jsonschema alone."""
     from pmanifest.fastschema import compile_schema
@@ -161,7 +171,6 @@ def _fast_check(version: str, api_version: str, kind: str) -> Callable[[Any], bo
 @functools.cache
 def validator_for(version: str, api_version: str, kind: str) -> Any | None:
     """A compiled validator, or None when the schema does not know the kind (a CRD)."""
-    from jsonschema import Draft202012Validator
     from referencing import Registry, Resource
 
     schema = _kind_schema(version, api_version, kind)
@@ -170,7 +179,18 @@ def validator_for(version: str, api_version: str, kind: str) -> Any | None:
     schema = {**schema, "$id": f"https://kubernetes.io/api/{schema_file(api_version, kind)}"}
     resource = Resource.from_contents(_definitions_document(version))
     registry = Registry().with_resource("https://kubernetes.io/api/_definitions.json", resource)
-    return Draft202012Validator(schema, registry=registry)
+    return _validator_class()(schema, registry=registry)
+
+
+@functools.cache
+def _validator_class() -> Any:
+    """Draft 2020-12 asserting the integer formats (int32, int64), like the compiled check."""
+    from jsonschema import Draft202012Validator, validators
+
+    from pmanifest.fastschema import integer_format
+
+    return validators.extend(Draft202012Validator,  # type: ignore[no-untyped-call]
+                             {"format": integer_format})
 
 
 def validate(obj: dict[str, Any], version: str) -> list[SchemaProblem]:

@@ -59,25 +59,30 @@ class Policy:
     # --- matching -----------------------------------------------------------------------------
 
     def matches(self, ctx: ObjectContext) -> bool:
-        m, doc, w = self.match, ctx.doc, ctx.workload
+        """Does the object pass the kind, namespace and label filters (and, when the policy
+        needs one, does some pod template of it pass the role and placement filters)?"""
+        m, doc = self.match, ctx.doc
         if m.kinds is not None and doc.kind not in m.kinds:
             return False
-        if (m.needs_workload or self.target in ("podSpec", "containers")) and w is None:
-            return False
-        if w is not None:
-            if m.roles is not None and w.role not in m.roles:
-                return False
-            if m.placement == "preemptible" and not w.placement.preemptible:
-                return False
-            if m.placement == "standard" and w.placement.preemptible:
-                return False
         if m.namespaces is not None and doc.namespace not in m.namespaces:
             return False
-        return not (m.match_labels or m.match_expressions) or _selects(m, doc.metadata)
+        if (m.match_labels or m.match_expressions) and not _selects(m, doc.metadata):
+            return False
+        needs = m.needs_workload or self.target in ("podSpec", "containers")
+        return not needs or any(self.fits(w) for w in ctx.workloads)
+
+    def fits(self, w: Workload) -> bool:
+        """Does a pod template pass the role and placement filters?"""
+        m = self.match
+        if m.roles is not None and w.role not in m.roles:
+            return False
+        if m.placement == "preemptible":
+            return w.placement.preemptible
+        return m.placement != "standard" or not w.placement.preemptible
 
     def targets(self, ctx: ObjectContext) -> Iterator[tuple[Path, Any, str]]:
         """(path from the document root, instance, container name) of each target."""
-        doc, w = ctx.doc, ctx.workload
+        doc = ctx.doc
         if self.target == "object":
             yield (), doc.data, ""
         elif self.target == "jobSpec":
@@ -85,12 +90,12 @@ class Policy:
             value = get(doc.data, path) if path is not None else None
             if path is not None and isinstance(value, dict):
                 yield path, value, ""
-        elif isinstance(w, Workload):
-            if self.target == "podSpec":
-                yield w.pod_path, w.pod, ""
-            else:
-                for c in w.containers():
-                    yield c.path, c.data, c.name
+        else:
+            for w in (w for w in ctx.workloads if self.fits(w)):
+                if self.target == "podSpec":
+                    yield w.pod_path, w.pod, ""
+                else:
+                    yield from ((c.path, c.data, c.name) for c in w.containers())
 
     # --- checking -----------------------------------------------------------------------------
 
@@ -124,7 +129,6 @@ class Policy:
                 yield from self._hits(error, path, container, ctx)
 
     def _hits(self, error: Any, base: Path, container: str, ctx: ObjectContext) -> Iterator[Hit]:
-        rel: Path = tuple(error.absolute_path)
         keyword = str(error.validator)
         names = {
             "keyword": keyword, "limit": error.validator_value, "error": error.message,
@@ -133,24 +137,25 @@ class Policy:
             **{name: get_value(ctx.profile) for name, get_value in PROFILE_NAMES.items()},
         }
         template = _error_message(error.schema, keyword) or self.message
-        failing: list[tuple[Path, Any]] = []
-        if keyword == "additionalProperties" and isinstance(error.instance, dict):
-            extra = extra_keys(error.instance, error.schema)
-            failing = [((*base, *rel, key), error.instance[key]) for key in extra]
-        elif keyword == "required" and isinstance(error.instance, dict):
-            missing = [p for p in error.validator_value
-                       if p not in error.instance and error.message.startswith(repr(p))]
-            names["field"] = missing[0] if missing else ""
-            path = (*base, *rel)
-            yield Hit(path, format_message(template, {**names, "path": dotted(path),
-                                                      "value": None}))
-            return
-        else:
-            failing = [((*base, *rel), error.instance)]
-        for path, value in failing:
-            names["field"] = path[-1] if path else ""
-            yield Hit(path, format_message(template, {**names, "path": dotted(path),
-                                                      "value": value}))
+        for path, field_name, value in _failing(error, (*base, *error.absolute_path)):
+            values = {**names, "path": dotted(path), "field": field_name, "value": value}
+            yield Hit(path, format_message(template, values))
+
+
+def _failing(error: Any, at: Path) -> Iterator[tuple[Path, Any, Any]]:
+    """(where, field name, value) of what a violation is about: each extra key of an
+    additionalProperties error, the object missing a required key (with that key's name and
+    no value), else the failing value itself."""
+    keyword, instance = error.validator, error.instance
+    if keyword == "additionalProperties" and isinstance(instance, dict):
+        for key in extra_keys(instance, error.schema):
+            yield (*at, key), key, instance[key]
+    elif keyword == "required" and isinstance(instance, dict):
+        missing = [p for p in error.validator_value
+                   if p not in instance and error.message.startswith(repr(p))]
+        yield at, missing[0] if missing else "", None
+    else:
+        yield at, at[-1] if at else "", instance
 
 
 def _selects(m: Match, metadata: dict[str, Any]) -> bool:

@@ -219,7 +219,10 @@ def _additional_properties(validator: Any, additional: Any, instance: Any,
 def _validator_class() -> Any:
     from jsonschema import Draft202012Validator, validators
 
+    from pmanifest.fastschema import integer_format
+
     return validators.extend(Draft202012Validator, {  # type: ignore[no-untyped-call]
+        "format": integer_format,
         "pattern": _pattern,
         "patternProperties": _pattern_properties,
         "additionalProperties": _additional_properties,

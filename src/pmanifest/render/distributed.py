@@ -25,7 +25,7 @@ from pmanifest.render.context import WRAPPER_NAME, workload_context
 from pmanifest.schema import version_tuple
 from pmanifest.spec import Spec, WorkloadSpec
 from pmanifest.spec.distributed import OUTPUTS
-from pmanifest.spec.model import Distributed
+from pmanifest.spec.model import DEFAULT_BACKOFF_LIMIT, Distributed
 
 RDZV_SUFFIX = "-rendezvous"
 RDZV_JOB = "rendezvous"  # replicatedJob names in a JobSet
@@ -135,8 +135,10 @@ def _worker_pod(w: WorkloadSpec, d: Distributed, base: dict[str, Any], version: 
                                                           wrapper)
     label = ("batch.kubernetes.io/controller-uid" if version_tuple(version)
              >= JOB_UID_LABEL_SINCE else "controller-uid")
-    env = [{"name": k, "value": v} for k, v in DEFAULT_ENV.items() if k not in w.env]
-    env.append({"name": RDZV_ID_ENV, "field_path": f"metadata.labels['{label}']"})
+    env: list[dict[str, Any]] = [{"name": k, "value": v} for k, v in DEFAULT_ENV.items()
+                                 if k not in w.env]
+    env.append({"name": RDZV_ID_ENV,
+                "valueFrom": {"fieldRef": {"fieldPath": f"metadata.labels['{label}']"}}})
     container["env"] = [*env, *container["env"]]
     if not any(m["mountPath"] == "/dev/shm" for m in container["volume_mounts"]):
         container["volume_mounts"] = [*container["volume_mounts"],
@@ -168,10 +170,15 @@ def _worker_job(w: WorkloadSpec, d: Distributed, version: str) -> dict[str, Any]
     backoffLimit sized for every node; one index that succeeds completes the Job."""
     v = version_tuple(version)
     per_index = v >= PER_INDEX_SINCE
+    rt = w.runtime
+    limit = w.backoff_limit if w.backoff_limit is not None else DEFAULT_BACKOFF_LIMIT
     return {
-        "backoff_limit": None if per_index else w.backoff_limit * d.max_nodes,
-        "backoff_limit_per_index": w.backoff_limit if per_index else None,
-        "max_failed_indexes": d.max_nodes - d.min_nodes,
+        "backoff_limit": None if per_index else limit * d.max_nodes,
+        "backoff_limit_per_index": (rt.backoff_limit_per_index if rt.backoff_limit_per_index
+                                    is not None else limit) if per_index else None,
+        "max_failed_indexes": (rt.max_failed_indexes if rt.max_failed_indexes is not None
+                               else d.max_nodes - d.min_nodes),
+        "ttl_seconds_after_finished": rt.ttl_seconds_after_finished,
         "completions": d.max_nodes,
         "parallelism": d.max_nodes,
         "success_policy": v >= SUCCESS_POLICY_SINCE,
@@ -193,7 +200,7 @@ def _standard_pod(profile: Profile, container: dict[str, Any],
         "volumes": [],
         "restart_policy": restart_policy,
         "container": {"args": None, "env": [], "ports": [], "resources": {}, "pre_stop": None,
-                      "volume_mounts": [], "readiness_probe": None, **container},
+                      "volume_mounts": [], **container},
     }
 
 
@@ -217,11 +224,21 @@ def _rendezvous_context(w: WorkloadSpec, d: Distributed, base: dict[str, Any], p
         "command": ["python", "-c", STORE_SCRIPT, str(d.rdzv_port)],
         "ports": [{"name": f"port-{d.rdzv_port}", "containerPort": d.rdzv_port}],
         "resources": STORE_RESOURCES,
-        "readiness_probe": {"tcpSocket": {"port": d.rdzv_port}, "periodSeconds": 5},
     }
+    probe = {"tcpSocket": {"port": d.rdzv_port}, "periodSeconds": 5}
     return {**base, "workload": {**_named(w, base, name, "coordinator"),
                                  "ports": [d.rdzv_port]},
-            "pod": _standard_pod(profile, container, restart_policy)}
+            "pod": _standard_pod(profile, container, restart_policy),
+            "runtime": _runtime(probes={"readinessProbe": probe},
+                                strategy={"type": "Recreate"})}
+
+
+def _runtime(**given: Any) -> dict[str, Any]:
+    """The ``runtime`` context of an object pmanifest adds (rendezvous, head, submitter): none
+    of the workload's run-time fields, which are its workers'."""
+    return {"pod_annotations": {}, "priority_class_name": None, "env_from": [], "probes": {},
+            "strategy": None, "ttl_seconds_after_finished": None,
+            "backoff_limit_per_index": None, "max_failed_indexes": None, **given}
 
 
 def _jobset_context(w: WorkloadSpec, d: Distributed, base: dict[str, Any], version: str,
@@ -230,6 +247,7 @@ def _jobset_context(w: WorkloadSpec, d: Distributed, base: dict[str, Any], versi
     v = version_tuple(version)
     rdzv_job = {
         "backoff_limit": 0, "backoff_limit_per_index": None, "max_failed_indexes": 0,
+        "ttl_seconds_after_finished": None,
         "completions": 1, "parallelism": 1, "success_policy": False,
         "pod_replacement_policy": "Failed" if v >= PER_INDEX_SINCE else None,
         # the store's state goes with its pod: a drain fails this Job at once, and the rule
@@ -251,10 +269,10 @@ def _jobset_context(w: WorkloadSpec, d: Distributed, base: dict[str, Any], versi
             ],
             "replicated_jobs": [
                 {"name": RDZV_JOB, "job": rdzv_job, "pod": rdzv["pod"],
-                 "workload": rdzv["workload"]},
+                 "workload": rdzv["workload"], "runtime": rdzv["runtime"]},
                 {"name": WORKERS_JOB, "job": _worker_job(w, d, version),
                  "pod": _worker_pod(w, d, base, version, wrapper, host, subdomain=None),
-                 "workload": base["workload"]},
+                 "workload": base["workload"], "runtime": base["runtime"]},
             ],
         },
     }
@@ -294,9 +312,10 @@ def _ray_context(w: WorkloadSpec, d: Distributed, base: dict[str, Any], profile:
         "ttl_seconds_after_finished": RAY_TTL_AFTER_FINISHED,
         "backoff_limit": w.backoff_limit,
         "submitter_backoff_limit": RAY_SUBMITTER_BACKOFF,
-        "head": {"pod": head, "workload": _named(w, base, w.name + "-head", "coordinator")},
-        "worker": {"pod": worker, "workload": base["workload"]},
-        "submitter": {"pod": submitter,
+        "head": {"pod": head, "workload": _named(w, base, w.name + "-head", "coordinator"),
+                 "runtime": _runtime()},
+        "worker": {"pod": worker, "workload": base["workload"], "runtime": base["runtime"]},
+        "submitter": {"pod": submitter, "runtime": _runtime(),
                       "workload": _named(w, base, w.name + "-submitter", "coordinator")},
     }
 

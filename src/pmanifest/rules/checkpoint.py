@@ -248,42 +248,52 @@ def checkpoint_on_ephemeral_storage(context: Context) -> Iterable[Hit]:
                       inner=loc, value=loc is None)
 
 
+CheckpointPath = tuple[str, Path, Loc | None, str]  # resolved, where, inside, as written
+
+
 def _checkpoint_paths(
     context: Context, shell: _Shell, env: dict[str, tuple[int, str]]
-) -> Iterator[tuple[str, Path, Loc | None, str]]:
+) -> Iterator[CheckpointPath]:
     """(resolved path, where, location inside the script at ``where`` if any, as written) of
-    every checkpoint path of a container."""
+    every checkpoint path of a container: checkpoint env vars of workers, paths the TERM
+    trap's work writes, and paths the preStop hook writes."""
     values = {name: value for name, (_, value) in env.items()}
     if context.workload.role == "worker":
         for name, (index, value) in env.items():
             if CHECKPOINT_ENV.match(name) and value.startswith("/"):
                 yield value, (*shell.container.path, "env", index, "value"), None, value
     if shell.script_path is not None:
-        for trap in shell.facts.traps:
-            for command in trap.work:
-                for raw in written_paths(command):
-                    resolved = _substitute(raw, values)
-                    if resolved is not None:
-                        yield resolved, shell.script_path, command.loc, raw
+        work = [command for trap in shell.facts.traps for command in trap.work]
+        yield from _written(work, shell.script_path, values)
+    yield from _prestop_paths(shell, values)
+
+
+def _written(commands: Iterable[Command], where: Path,
+             values: dict[str, str]) -> Iterator[CheckpointPath]:
+    """The resolvable paths the commands of the script at ``where`` write to."""
+    for command in commands:
+        for raw in written_paths(command):
+            resolved = _substitute(raw, values)
+            if resolved is not None:
+                yield resolved, where, command.loc, raw
+
+
+def _prestop_paths(shell: _Shell, values: dict[str, str]) -> Iterator[CheckpointPath]:
     prestop = shell.prestop
     if prestop is None or prestop.action != "exec":
         return
     if prestop.script is not None:
         path = (*shell.container.path, *prestop.script[0])
-        for command in analyse(prestop.script[1]).work:
-            for raw in written_paths(command):
-                resolved = _substitute(raw, values)
-                if resolved is not None:
-                    yield resolved, path, command.loc, raw
-    elif prestop.argv:
-        command = prestop.commands()[0]
-        if not command.does_work:
-            return
-        for raw in written_paths(command):
-            resolved = _substitute(raw, values)
-            index = next((i for i, a in enumerate(prestop.argv) if raw in a), 0)
-            if resolved is not None:
-                yield resolved, (*shell.prestop_path, "exec", "command", index), None, raw
+        yield from _written(analyse(prestop.script[1]).work, path, values)
+        return
+    command = prestop.commands()[0] if prestop.argv else None
+    if command is None or not command.does_work:
+        return
+    for raw in written_paths(command):
+        resolved = _substitute(raw, values)
+        index = next((i for i, a in enumerate(prestop.argv) if raw in a), 0)
+        if resolved is not None:
+            yield resolved, (*shell.prestop_path, "exec", "command", index), None, raw
 
 
 def _literal_env(container: dict[str, Any]) -> dict[str, tuple[int, str]]:

@@ -106,12 +106,11 @@ def backoff_limit_no_headroom(ctx: Context) -> Iterator[Hit]:
     w = ctx.workload
     if w.job_path is None or not w.placement.preemptible:
         return
-    rules = sequence(w.doc.data, (*w.job_path, "podFailurePolicy", "rules"))
-    if not rules or not any(isinstance(r, dict) and r.get("action") == "Ignore"
-                            and _matches_disruption(r) for r in rules):
+    rules = [r for r in sequence(w.doc.data, (*w.job_path, "podFailurePolicy", "rules"))
+             if isinstance(r, dict) and r.get("action") == "Ignore"]
+    if not any(_matches_disruption(r) for r in rules):
         return  # no policy that ignores preemptions at all: PM401's finding
-    if any(isinstance(r, dict) and r.get("action") == "Ignore" and _matches_sigterm_exit(r)
-           for r in rules):
+    if any(_matches_sigterm_exit(r) for r in rules):
         return  # the exit-code fallback catches what the condition misses
     job = mapping(w.doc.data, w.job_path)
     for key in ("backoffLimit", "backoffLimitPerIndex"):

@@ -136,6 +136,8 @@ def _close(found: str, wanted: str) -> bool:
         return True
     a, b = found.strip().casefold(), wanted.casefold()
     budget = 2 if len(wanted) >= 12 else 1
+    if abs(len(a) - len(b)) > budget:
+        return False  # no edit distance within the budget: skip the quadratic work
     return (_distance(a, b) <= budget
             and difflib.SequenceMatcher(None, a, b).ratio() >= 0.85)
 

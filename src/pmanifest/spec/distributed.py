@@ -14,7 +14,6 @@ from typing import Any
 
 from pmanifest.document import Path
 from pmanifest.errors import PmanifestError
-from pmanifest.spec.jsonfield import field as _f
 from pmanifest.spec.model import (
     DEFAULT_JOBSET_RESTARTS,
     DEFAULT_JOIN_TIMEOUT,
@@ -25,6 +24,7 @@ from pmanifest.spec.model import (
     Distributed,
     GcsFaultTolerance,
 )
+from pmanifest.spec.schema_parts import field as _f
 
 FRAMEWORKS = ("torchrun", "ray")
 OUTPUTS = {"torchrun": ("job", "jobset"), "ray": ("rayjob", "raycluster")}

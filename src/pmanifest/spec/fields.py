@@ -8,7 +8,6 @@ from typing import Any
 from pmanifest.contract import ROLES
 from pmanifest.profile import DEFAULT_PROFILE, profile_names
 from pmanifest.spec.distributed import distributed_schema
-from pmanifest.spec.jsonfield import field as _f
 from pmanifest.spec.model import (
     _DEFAULT,
     API_VERSION,
@@ -21,12 +20,14 @@ from pmanifest.spec.model import (
     TRIGGERS,
     VOLUME_SOURCES,
 )
+from pmanifest.spec.runtime_fields import runtime_shared_fields, runtime_workload_fields
+from pmanifest.spec.schema_parts import ARGV_ITEM as _ARGV_ITEM
+from pmanifest.spec.schema_parts import INT64_MAX
+from pmanifest.spec.schema_parts import QUANTITY as _QUANTITY
+from pmanifest.spec.schema_parts import STRING_MAP as _STRING_MAP
+from pmanifest.spec.schema_parts import count as _count
+from pmanifest.spec.schema_parts import field as _f
 
-_ARGV_ITEM = {"type": ["string", "integer"], "description": "One argument (integers are "
-              "passed as their decimal text; quote anything else that is not a string)."}
-_STRING_MAP = {"type": "object", "additionalProperties": {"type": "string"}}
-_ENV = {"type": "object", "additionalProperties": {"type": ["string", "integer"]}}
-_QUANTITY = r"^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]+)?$"
 _QUANTITIES = {"type": "object", "additionalProperties": {"type": ["string", "integer"],
                                                           "pattern": _QUANTITY}}
 _TOLERATION = {
@@ -39,7 +40,7 @@ _TOLERATION = {
         "value": _f({"type": "string"}, "Taint value (with operator Equal).", ""),
         "effect": _f({"enum": ["NoSchedule", "PreferNoSchedule", "NoExecute"]},
                      "Taint effect to tolerate; omitted means all effects."),
-        "tolerationSeconds": _f({"type": "integer", "minimum": 0},
+        "tolerationSeconds": _f({"type": "integer", "minimum": 0, "maximum": INT64_MAX},
                                 "How long a NoExecute taint is tolerated; omitted means "
                                 "forever."),
     },
@@ -98,6 +99,10 @@ def _volume_schema() -> dict[str, Any]:
 def _shared_fields() -> dict[str, Any]:
     """Fields allowed both in ``defaults`` and on a workload (the workload wins; volumes are
     appended)."""
+    return {**_placement_fields(), **runtime_shared_fields()}
+
+
+def _placement_fields() -> dict[str, Any]:
     return {
         "namespace": _f({"type": "string", "maxLength": 63, "pattern": DNS1123_LABEL.pattern},
                         "Namespace of every object of the workload (DNS-1123 label); "
@@ -107,7 +112,6 @@ def _shared_fields() -> dict[str, Any]:
                     "workload unless given in defaults."),
         "labels": _f(_STRING_MAP, "Extra labels on every object and pod template "
                      "(merged; the workload's own win over defaults).", {}),
-        "env": _f(_ENV, "Environment variables of the main container, name -> value.", {}),
         "nodeSelector": _f(_STRING_MAP, "Extra node labels the pods require. The profile's "
                            "preemptible label is set by `compute`, not here.", {}),
         "tolerations": _f({"type": "array", "items": _TOLERATION},
@@ -136,7 +140,7 @@ def _checkpoint_schema() -> dict[str, Any]:
                           "traps TERM, checkpoints once, stops the main process, exits 143) or "
                           "`preStop` (a preStop exec hook; the main command is left as is). "
                           "Exactly one; never both."),
-            "gracePeriodSeconds": _f({"type": "integer", "minimum": 1},
+            "gracePeriodSeconds": _f({"type": "integer", "minimum": 1, "maximum": INT64_MAX},
                                      "terminationGracePeriodSeconds of the pods; at most the "
                                      "profile's cap on preemptible compute. Omitted means "
                                      "the cap (the whole drain window; "
@@ -162,17 +166,19 @@ def _workload_schema() -> dict[str, Any]:
                       "coordinator and serving default to standard and can never be "
                       "preemptible.", "preemptible"),
         "command": _f({"type": "array", "items": _ARGV_ITEM, "minItems": 1},
-                      "Main command (argv). Omitted means the image's entrypoint (not possible "
-                      "with the sigterm trigger)."),
-        "args": _f({"type": "array", "items": _ARGV_ITEM}, "Arguments appended to command.", []),
-        "gpus": _f({"type": "integer", "minimum": 0}, "GPUs per pod (nvidia.com/gpu limit).", 0),
-        "parallelism": _f({"type": "integer", "minimum": 1}, "Worker pods running at once "
-                          "(Job parallelism).", 1),
-        "completions": _f({"type": "integer", "minimum": 1}, "Successful pods needed (Job "
-                          "completions); when set the Job is Indexed, so each index is one "
-                          "shard that a replacement pod resumes.", 1),
-        "replicas": _f({"type": "integer", "minimum": 0}, "Deployment replicas: serving "
-                       "defaults to 2, coordinator to 1.", 2),
+                      "Main command (argv). Omitted means the image's ENTRYPOINT (not possible "
+                      "with the sigterm trigger, nor with args on a worker)."),
+        "args": _f({"type": "array", "items": _ARGV_ITEM},
+                   "Arguments appended to command. Without command (serving and coordinator "
+                   "only), the arguments of the image's ENTRYPOINT, as vllm/vllm-openai and "
+                   "TGI images expect.", []),
+        "gpus": _f(_count(0), "GPUs per pod (nvidia.com/gpu limit).", 0),
+        "parallelism": _f(_count(1), "Worker pods running at once (Job parallelism).", 1),
+        "completions": _f(_count(1), "Successful pods needed (Job completions); when set the "
+                          "Job is Indexed, so each index is one shard that a replacement pod "
+                          "resumes.", 1),
+        "replicas": _f(_count(0), "Deployment replicas: serving defaults to 2, coordinator to "
+                       "1.", 2),
         "ports": _f({"type": "array", "items": {"type": "integer", "minimum": 1,
                                                 "maximum": 65535},
                      "uniqueItems": True},
@@ -188,13 +194,14 @@ def _workload_schema() -> dict[str, Any]:
                              {}),
             },
         }, "Container resources besides GPUs.", {}),
-        "backoffLimit": _f({"type": "integer", "minimum": 0},
+        "backoffLimit": _f(_count(0),
                            "Job retries for genuine failures (preemptions are not counted).",
                            DEFAULT_BACKOFF_LIMIT),
         "checkpoint": _checkpoint_schema(),
         "distributed": distributed_schema(),
     }
     props.update(_shared_fields())
+    props.update(runtime_workload_fields())
     return {"type": "object", "additionalProperties": False, "required": ["name"],
             "properties": props, "description": "One workload."}
 

@@ -1,0 +1,141 @@
+"""The structure STYLE.md promises, checked: modules under the line limit, functions under the
+complexity limit, no import cycle, imports only downwards through the layers, and reporters
+that never import check code. The tables are read from STYLE.md itself."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "src" / "pmanifest"
+STYLE = ROOT / "STYLE.md"
+pytestmark = pytest.mark.skipif(not STYLE.is_file(), reason="needs the source tree")
+
+
+def _table(heading: str) -> list[list[str]]:
+    """The rows of the first Markdown table after ``heading`` (cells stripped)."""
+    lines = STYLE.read_text(encoding="utf-8").split(heading, 1)[1].splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("|"))
+    rows = []
+    for line in lines[start:]:
+        if not line.startswith("|"):
+            break
+        rows.append([cell.strip() for cell in line.strip("|").split("|")])
+    return rows[2:]  # without the header and its rule
+
+
+def _limits() -> dict[str, int]:
+    return {row[0]: int(row[1]) for row in _table("## Limits")}
+
+
+def _layers() -> dict[str, int]:
+    """Top-level module or package name -> layer number."""
+    out: dict[str, int] = {}
+    for row in _table("## Layers"):
+        for name in re.findall(r"`([a-z_]+)`", row[1]):
+            out[name] = int(row[0])
+    return out
+
+
+def _modules() -> dict[str, Path]:
+    """Dotted module name -> file, for every module of the package."""
+    out = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        out[".".join(parts)] = path
+    return out
+
+
+def _imports(path: Path, modules: dict[str, Path]) -> set[str]:
+    """The package modules a module imports, anywhere in it (functions included)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+        found.update(name for name in names if name in modules)
+    return found
+
+
+def _graph() -> dict[str, set[str]]:
+    modules = _modules()
+    return {name: _imports(path, modules) - {name} for name, path in modules.items()}
+
+
+def _top(module: str) -> str:
+    return module.split(".")[1] if "." in module else module
+
+
+def test_modules_are_short() -> None:
+    limit = _limits()["lines per module"]
+    long = {name: n for name, path in _modules().items()
+            if (n := len(path.read_text(encoding="utf-8").splitlines())) > limit}
+    assert not long, f"modules over {limit} lines: {long}"
+
+
+def test_functions_are_simple() -> None:
+    from radon.complexity import cc_visit
+
+    limit = _limits()["cyclomatic complexity per function (`radon cc`)"]
+    complex_ = {f"{name}.{block.name}": block.complexity
+                for name, path in _modules().items()
+                for block in cc_visit(path.read_text(encoding="utf-8"))
+                if block.complexity > limit}
+    assert not complex_, f"functions above complexity {limit}: {complex_}"
+
+
+def test_there_is_no_import_cycle() -> None:
+    graph = _graph()
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(module: str) -> None:
+        state[module] = 1
+        stack.append(module)
+        for target in sorted(graph[module]):
+            if state.get(target) == 1:
+                cycle = [*stack[stack.index(target):], target]
+                raise AssertionError("import cycle: " + " -> ".join(cycle))
+            if target not in state:
+                visit(target)
+        stack.pop()
+        state[module] = 2
+
+    for module in sorted(graph):
+        if module not in state:
+            visit(module)
+
+
+def test_every_module_has_a_layer_and_imports_only_downwards() -> None:
+    layers = _layers()
+    graph = _graph()
+    missing = sorted({_top(m) for m in graph if m != "pmanifest"} - set(layers))
+    assert not missing, f"modules STYLE.md does not place in a layer: {missing}"
+    upwards = sorted(f"{m} (layer {layers[_top(m)]}) imports {t} (layer {layers[_top(t)]})"
+                     for m, targets in graph.items() if m != "pmanifest"
+                     for t in targets if t != "pmanifest"
+                     and layers[_top(t)] > layers[_top(m)])
+    assert not upwards, "imports that go up a layer:\n" + "\n".join(upwards)
+
+
+def test_reporters_import_no_check_code() -> None:
+    graph = _graph()
+    forbidden = ("pmanifest.rules", "pmanifest.policy", "pmanifest.lint")
+    seen: set[str] = set()
+    todo = [m for m in graph if m.startswith("pmanifest.reporters")]
+    while todo:  # everything reporters import, transitively
+        module = todo.pop()
+        if module in seen:
+            continue
+        seen.add(module)
+        todo.extend(graph[module])
+    bad = sorted(m for m in seen if m.startswith(forbidden) and m != "pmanifest.lint_command")
+    assert not bad, f"reporters reach check code: {bad}"
