@@ -155,3 +155,17 @@ def test_broken_custom_resource_template_is_refused(tmp_path: Path) -> None:
     assert result.stderr == (f"{tmp_path / 'jobset.yaml.j2'}: rendered JobSet is not valid for "
                              "Kubernetes 1.31: unknown key 'maxRestart' in spec.failurePolicy; "
                              "did you mean 'maxRestarts'?; fix the template\n")
+
+
+def test_run_time_fields_go_to_the_workers_only() -> None:
+    objects = _objects("distributed-torchrun.yaml")
+    worker = _pod(objects["Job/trainer"]["spec"]["template"])
+    store = _pod(objects["Deployment/trainer-rendezvous"]["spec"]["template"])
+    assert worker["priorityClassName"] == "training-high"
+    assert "priorityClassName" not in store
+    assert store["containers"][0]["readinessProbe"] == {"tcpSocket": {"port": 29400},
+                                                        "periodSeconds": 5}
+    ray = _objects("distributed-ray.yaml")["RayJob/finetune-ray"]["spec"]
+    head = _pod(ray["rayClusterSpec"]["headGroupSpec"]["template"])
+    worker = _pod(ray["rayClusterSpec"]["workerGroupSpecs"][0]["template"])
+    assert (worker["priorityClassName"], "priorityClassName" in head) == ("training-low", False)
