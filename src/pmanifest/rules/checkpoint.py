@@ -15,9 +15,6 @@ Decisions (documented in the rules' metadata):
   worker``) that are confined to preemptible nodes (they select them): a worker that merely
   *can* land there would make every bare Pod and Job a warning; serving and coordinator roles
   on preemptible nodes are PM101/PM103's findings.
-- PM203 applies to pods that checkpoint: worker-role pods, and other roles whose containers trap
-  TERM to do work or name a checkpoint directory; a serving pod's preStop sleep drains
-  connections from its load balancer and costs no checkpoint anything.
 - An ``httpGet``/``tcpSocket`` preStop counts as a checkpoint trigger (PM202, PM302) but not as
   work for PM301: what the endpoint does is not in the manifest.
 """
@@ -139,58 +136,6 @@ def grace_period_unclaimed(context: Context) -> Iterable[Hit]:
                       f"container {shell.container.name!r} has a preStop checkpoint hook but "
                       f"terminationGracePeriodSeconds {told}: {fix}")
             return
-
-
-@rule("PM203")
-def prestop_sleep(context: Context) -> Iterable[Hit]:
-    workload = context.workload
-    if not workload.placement.preemptible:
-        return
-    shells = list(_shells(workload))
-    if not _checkpoints(workload, shells):
-        return  # a serving pod's drain sleep (load balancer) is no checkpoint's loss
-    for shell in shells:
-        hit = _prestop_sleep(context, shell)
-        if hit is not None:
-            yield hit
-
-
-def _checkpoints(workload: Workload, shells: list[_Shell]) -> bool:
-    """Does the pod checkpoint when it is terminated? A worker does by the preemption contract
-    (PM302 says so when it has no handler); any other role only when a container traps TERM
-    to do work or names a checkpoint directory in its environment. A preStop hook alone is
-    no evidence: on a serving pod it drains connections."""
-    if workload.role == "worker":
-        return True
-    return any(any(trap.does_work for trap in shell.facts.traps)
-               or any(CHECKPOINT_ENV.match(name) for name in _env_names(shell.container.data))
-               for shell in shells)
-
-
-def _env_names(container: dict[str, Any]) -> Iterator[str]:
-    env = container.get("env")
-    for item in env if isinstance(env, list) else []:
-        if isinstance(item, dict) and isinstance(item.get("name"), str):
-            yield item["name"]
-
-
-def _prestop_sleep(context: Context, shell: _Shell) -> Hit | None:
-    prestop = shell.prestop
-    if prestop is None:
-        return None
-    message = (f"preStop hook of container {shell.container.name!r} sleeps: it burns part of "
-               "the grace period the checkpoint needs, and the node is reclaimed as soon as "
-               "the pods exit anyway")
-    if prestop.action == "sleep":
-        return Hit((*shell.prestop_path, "sleep"), message)
-    if prestop.script is not None:
-        sleeps = analyse(prestop.script[1]).sleeps
-        if sleeps:
-            path = (*shell.container.path, *prestop.script[0])
-            return Hit(path, message, inner=sleeps[0].loc)
-    elif prestop.argv and posixpath.basename(prestop.argv[0]) == "sleep":
-        return Hit((*shell.prestop_path, "exec", "command", 0), message)
-    return None
 
 
 @rule("PM301")
