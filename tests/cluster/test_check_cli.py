@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import tempfile
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -181,15 +182,16 @@ def test_any_cluster_against_a_workload_never_crashes(
     body: dict[str, object], gpus: int, replicas: int
 ) -> None:
     runner = CliRunner()
-    with runner.isolated_filesystem():
-        Path("cluster.json").write_text(json.dumps(body))
-        Path("m.yaml").write_text(
+    with tempfile.TemporaryDirectory() as tmp:
+        Path(tmp, "cluster.json").write_text(json.dumps(body))
+        Path(tmp, "m.yaml").write_text(
             "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: a}\nspec:\n"
             f"  replicas: {replicas}\n  selector: {{matchLabels: {{a: b}}}}\n  template:\n"
             "    metadata: {labels: {a: b}}\n    spec:\n      nodeName: gpu-dp-1\n"
             "      containers:\n        - name: c\n          image: x\n"
             f"          resources: {{limits: {{nvidia.com/gpu: {gpus}}}}}\n")
-        result = runner.invoke(main, ["lint", "m.yaml", "--cluster", "cluster.json"])
+        result = runner.invoke(main, ["lint", str(Path(tmp, "m.yaml")), "--cluster",
+                                      str(Path(tmp, "cluster.json"))])
     assert result.exception is None or isinstance(result.exception, SystemExit), (
         f"{type(result.exception).__name__}: {result.exception}")
     assert result.exit_code in (0, 1, 2), result.stderr
