@@ -210,7 +210,8 @@ def rules(output_format: str, policy_dirs: tuple[str, ...], config_path: str | N
         return
     width = max(len(m.slug) for m in metas)
     for m in metas:
-        click.echo(f"{m.id}  {m.slug:<{width}}  {m.severity:<7}  {m.summary}")
+        kinds = f" [kinds: {', '.join(m.kinds)}]" if m.kinds else ""
+        click.echo(f"{m.id}  {m.slug:<{width}}  {m.severity:<7}  {m.summary}{kinds}")
 
 
 @main.command()
@@ -240,11 +241,13 @@ def _applies_to(applies: str, kinds: tuple[str, ...], rule_id: str) -> str:
         return "every YAML document"
     what = "objects" if applies == "object" else "pod templates"
     if kinds:
-        return f"{what} of kind {', '.join(kinds)}"
+        return f"{what} of kind {', '.join(kinds)} (`group/Kind`: that API group only)"
     if applies == "object":
         return "every Kubernetes object"
-    return "every pod template (Pod, Job, CronJob, Deployment, StatefulSet, ReplicaSet, " \
-           "ReplicationController, DaemonSet, PodTemplate)"
+    return "every pod template: of the core workload kinds (Pod, Job, CronJob, Deployment, " \
+           "StatefulSet, ReplicaSet, ReplicationController, DaemonSet, PodTemplate), of the " \
+           "custom resources pmanifest knows (KubeRay, JobSet, Kubeflow, LeaderWorkerSet, " \
+           "Volcano, Argo, Spark, and those Katib and AppWrapper embed) and found by shape (PM003)"
 
 
 def _indent(text: str) -> str:

@@ -11,7 +11,7 @@ finding. Suppressions (annotations, inline comments) are applied here so no rule
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from pmanifest.document import Document, Finding, ObjectRef, Pos, dotted
 from pmanifest.loader import Broken, YamlProblem, decode, load_documents
@@ -19,10 +19,11 @@ from pmanifest.profile import DEFAULT_PROFILE, Profile, get_profile
 from pmanifest.rules import Context, Hit, ObjectContext, Rule, registry
 from pmanifest.schema import DEFAULT_KUBERNETES_VERSION
 from pmanifest.suppress import annotation_ignores, inline_ignores
-from pmanifest.workloads import workloads_of
+from pmanifest.workloads import Workload, api_group, kind_matches, unread, workloads_of
 
 SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
 ALWAYS = ("PM001",)  # a file that does not parse is never silently passed (also with --select)
+ONCE_PER_RUN = ("PM004",)  # reported at the first object of a kind, with a count of the rest
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,7 @@ class FileResult:
     findings: list[Finding]
     objects: int  # Kubernetes objects seen
     labels: tuple[str, ...] = ()  # their labels, with LintOptions.record_objects
+    skipped: int = 0  # objects of kinds pmanifest cannot read (PM004), reported or not
 
 
 def lint_bytes(raw: bytes, file: str, options: LintOptions) -> list[Finding]:
@@ -65,7 +67,7 @@ def lint_file(raw: bytes, file: str, options: LintOptions) -> FileResult:
         return FileResult(_syntax_findings(file, problem, options), 0)
     lines = tuple(text.split("\n"))
     findings: list[Finding] = []
-    objects = 0
+    objects = skipped = 0
     labels: list[str] = []
     rules = [r for r in registry().values() if r.check is not None and options.enabled(r.meta.id)]
     for item in load_documents(text):
@@ -73,7 +75,11 @@ def lint_file(raw: bytes, file: str, options: LintOptions) -> FileResult:
             findings.extend(_syntax_findings(file, item.problem, options))
             continue
         doc = Document(file, item.index, item.data, item.positions, lines)
-        checked = [(obj, _hits(obj, rules, options)) for obj in _objects(doc)]
+        checked = []
+        for obj in _objects(doc):
+            workloads = workloads_of(obj, options.profile)
+            skipped += unread(obj, workloads)
+            checked.append((obj, _hits(obj, workloads, rules, options)))
         objects += len(checked)
         if options.record_objects:
             labels.extend(ObjectRef(o.kind, o.name, o.namespace).label() for o, _ in checked)
@@ -83,7 +89,7 @@ def lint_file(raw: bytes, file: str, options: LintOptions) -> FileResult:
                                for path in _paths(hit))
         for obj, hits in checked:
             findings.extend(_findings(obj, hits, options))
-    return FileResult(sorted(findings, key=Finding.sort_key), objects, tuple(labels))
+    return FileResult(sorted(findings, key=Finding.sort_key), objects, tuple(labels), skipped)
 
 
 def _syntax_findings(file: str, problem: YamlProblem, options: LintOptions) -> list[Finding]:
@@ -111,20 +117,27 @@ def _objects(doc: Document) -> Iterator[Document]:
     yield doc
 
 
-def _hits(doc: Document, rules: list[Rule], options: LintOptions) -> list[tuple[Rule, Hit]]:
-    """What every enabled rule reports about one object."""
+def _hits(doc: Document, workloads: tuple[Workload, ...], rules: list[Rule],
+          options: LintOptions) -> list[tuple[Rule, Hit]]:
+    """What every enabled rule reports about one object. A rule with ``kinds`` sees only
+    objects (object rules: the object, or an object embedded in it) or pod templates (workload
+    rules) of those kinds; the kind of a template is that of the object holding it (an
+    embedded object's own kind)."""
     profile = options.profile
-    workloads = workloads_of(doc, profile)
     hits: list[tuple[Rule, Hit]] = []
     for rule in rules:
         assert rule.check is not None
-        if rule.meta.kinds and doc.kind not in rule.meta.kinds:
-            continue
+        kinds = rule.meta.kinds
         if rule.applies == "object":
+            if kinds and not kind_matches(kinds, api_group(doc), doc.kind) and not any(
+                    kind_matches(kinds, w.group, w.kind) for w in workloads):
+                continue
             context = ObjectContext(doc, workloads, profile, options.kubernetes_version)
             hits.extend((rule, hit) for hit in rule.check(context))
             continue
         for workload in workloads:
+            if kinds and not kind_matches(kinds, workload.group, workload.kind):
+                continue
             found = rule.check(Context(workload, profile, options.kubernetes_version))
             hits.extend((rule, hit) for hit in found)
     return hits
@@ -179,3 +192,31 @@ def _finding(doc: Document, rule: Rule, hit: Hit, pos: Pos, options: LintOptions
         path=dotted(hit.path),
         message=message,
     )
+
+
+def once_per_run(findings: list[Finding]) -> list[Finding]:
+    """Findings of ONCE_PER_RUN rules kept once per rule and message (their messages name the
+    kind and apiVersion, never the object): the first, with how many objects and files it
+    stands for. The order of the others is kept."""
+    groups: dict[tuple[str, str], list[Finding]] = {}
+    out: list[Finding | tuple[str, str]] = []
+    for finding in findings:
+        if finding.rule not in ONCE_PER_RUN:
+            out.append(finding)
+            continue
+        key = (finding.rule, finding.message)
+        if key not in groups:
+            groups[key] = []
+            out.append(key)
+        groups[key].append(finding)
+    return [item if isinstance(item, Finding) else _counted(groups[item]) for item in out]
+
+
+def _counted(same: list[Finding]) -> Finding:
+    first = same[0]
+    if len(same) == 1:
+        return first
+    files = len({f.file for f in same})
+    where = f"{files} files" if files > 1 else "this file"
+    return replace(first, message=f"{first.message} ({len(same)} objects of this kind in "
+                                  f"{where}; reported once per run)")

@@ -19,7 +19,7 @@ from pmanifest.atomic import STDOUT, Identity, check_writable, identity, refuse_
 from pmanifest.config import Config, find_config, load_config, resolve_rule
 from pmanifest.document import Finding
 from pmanifest.errors import ConfigError, InputError
-from pmanifest.lint import SEVERITY_RANK, LintOptions
+from pmanifest.lint import SEVERITY_RANK, LintOptions, once_per_run
 from pmanifest.parallel import Linted, default_jobs, lint_inputs
 from pmanifest.reporters import Summary, reporter
 from pmanifest.sources import Problem, check_paths, iter_inputs
@@ -128,6 +128,7 @@ class _Run:
     messages: list[str] = field(default_factory=list)  # stderr lines
     files: int = 0
     objects: int = 0
+    skipped: int = 0  # objects of kinds pmanifest cannot read
     checked: list[tuple[str, str]] = field(default_factory=list)  # (file, object), for JUnit
 
     def add(self, linted: Linted | Problem) -> None:
@@ -141,11 +142,13 @@ class _Run:
             self.read.setdefault(linted.identity, linted.name)
         self.findings.extend(linted.result.findings)
         self.objects += linted.result.objects
+        self.skipped += linted.result.skipped
         self.checked.extend((linted.name, label) for label in linted.result.labels)
 
     @property
     def summary(self) -> Summary:
-        return Summary.of(self.findings, self.files, self.objects, tuple(self.checked))
+        return Summary.of(self.findings, self.files, self.objects, tuple(self.checked),
+                          self.skipped)
 
 
 def _lint(request: LintRequest, config: Config) -> tuple[str, list[str], int]:
@@ -163,6 +166,7 @@ def _lint(request: LintRequest, config: Config) -> tuple[str, list[str], int]:
     jobs = request.jobs if request.jobs is not None else default_jobs()
     for linted in lint_inputs(inputs, options, jobs):
         run.add(linted)
+    run.findings = once_per_run(run.findings)
     stdout = _reports(request, run)
     if run.findings and any(o.format == "text" for o in request.outputs):
         from pmanifest.reporters.text_format import summary_line

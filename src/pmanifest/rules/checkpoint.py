@@ -172,7 +172,7 @@ def double_checkpoint_trigger(context: Context) -> Iterable[Hit]:
 @rule("PM302")
 def no_checkpoint_handler(context: Context) -> Iterable[Hit]:
     workload = context.workload
-    if workload.role != "worker" or not workload.placement.only_preemptible:
+    if workload.role != "worker" or workload.recovers or not workload.placement.only_preemptible:
         return
     shells = [s for s in _shells(workload) if not s.container.init]
     if not shells or any(s.facts.traps or s.prestop is not None for s in shells):
@@ -180,7 +180,7 @@ def no_checkpoint_handler(context: Context) -> Iterable[Hit]:
     first = shells[0].container
     path = (*first.path, "name") if "name" in first.data else first.path
     yield Hit(path,
-              f"{workload.kind} runs on preemptible nodes but no container traps SIGTERM "
+              f"{workload.title} runs on preemptible nodes but no container traps SIGTERM "
               "or has a preStop hook: a preemption loses the work since the last checkpoint "
               "(ignore this if the program itself checkpoints on SIGTERM)")
 
@@ -212,15 +212,15 @@ def trap_blocked_by_foreground(context: Context) -> Iterable[Hit]:
 
 @rule("PM305")
 def trap_exits_zero(context: Context) -> Iterable[Hit]:
-    if not context.workload.is_job:
-        return
+    kind = context.workload.kind_title or context.workload.kind
     for shell in _shells(context.workload):
         for trap in shell.facts.traps:
             if trap.exits_zero:
                 yield shell.trap_hit(
                     trap,
                     "the TERM handler exits 0, so a preempted pod counts as succeeded and the "
-                    "Job can complete with unfinished work: exit 143 (128+SIGTERM)",
+                    f"{kind} can complete with unfinished work: exit 143 "
+                    "(128+SIGTERM)",
                 )
 
 
