@@ -24,17 +24,21 @@ SLUG = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
 CATALOGUE_GLOB = "rules-*.yaml"
 
 _TEXT = {"type": "string", "minLength": 1}
+# what describes any rule: a built-in's catalogue entry and a user policy alike
+DESCRIPTION: dict[str, Any] = {
+    "id": {"type": "string", "pattern": RULE_ID.pattern},
+    "slug": {"type": "string", "pattern": SLUG.pattern},
+    "severity": {"enum": list(SEVERITIES)},
+    "summary": _TEXT,
+    "rationale": _TEXT,
+    "fix": _TEXT,
+}
 ENTRY_SCHEMA: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
-    "required": ["id", "slug", "severity", "summary", "rationale", "fix", "examples"],
+    "required": [*DESCRIPTION, "examples"],
     "properties": {
-        "id": {"type": "string", "pattern": RULE_ID.pattern},
-        "slug": {"type": "string", "pattern": SLUG.pattern},
-        "severity": {"enum": list(SEVERITIES)},
-        "summary": _TEXT,
-        "rationale": _TEXT,
-        "fix": _TEXT,
+        **DESCRIPTION,
         "examples": {"type": "object", "additionalProperties": False,
                      "required": ["fail", "pass"],
                      "properties": {"fail": {"type": "string"}, "pass": {"type": "string"}}},

@@ -88,19 +88,25 @@ def main() -> None:
 def render(spec_path: str, output: str | None, output_format: str | None, check_path: str | None,
            kubernetes_version: str | None, templates_dir: str | None,
            profile: str | None) -> None:
-    """Render a spec into Kubernetes manifests on stdout (nothing is printed on error)."""
-    from pmanifest.render import RenderOptions, read_spec, render_text
+    """Render a spec into Kubernetes manifests on stdout (nothing is printed on error).
+
+    What `pmanifest lint` would flag on the output is warned about on stderr, at the
+    workload's line in the spec; the exit code stays 0.
+    """
+    from pmanifest.render import RenderOptions, read_spec, render_spec
     from pmanifest.render_output import check_drift, destination, write_output
 
     target, fmt = destination(output, output_format, check_path, spec_path)
     text, name = read_spec(spec_path)
-    rendered = render_text(text, name, RenderOptions(kubernetes_version, templates_dir, fmt,
+    rendered = render_spec(text, name, RenderOptions(kubernetes_version, templates_dir, fmt,
                                                      profile))
+    for warning in rendered.warnings:  # what lint would flag; stdout stays the same
+        click.echo(warning.replace("\n", " "), err=True)
     if check_path is not None:
-        diff = check_drift(rendered, check_path)
+        diff = check_drift(rendered.text, check_path)
         sys.stdout.buffer.write(diff.encode("utf-8"))
         sys.exit(EXIT_FINDINGS if diff else 0)
-    write_output(rendered, target)
+    write_output(rendered.text, target)
 
 
 @main.command()

@@ -150,6 +150,16 @@ def _kind_schema(version: str, api_version: str, kind: str) -> dict[str, Any] | 
 
 
 @functools.cache
+def definition_fields(version: str, name: str) -> frozenset[str]:
+    """The properties the schema of ``version`` gives one definition, e.g.
+    ``definition_fields("1.27", "jobspec-batch-v1")`` (empty when it has no such file)."""
+    path = _schema_dir(version).joinpath(f"{name}.json")
+    if "/" in name or not path.is_file():
+        return frozenset()
+    return frozenset(json.loads(path.read_text()).get("properties", {}))
+
+
+@functools.cache
 def _fast_check(version: str, api_version: str, kind: str) -> Callable[[Any], bool] | None:
     """The compiled yes/no validator (see fastschema), or None to use jsonschema alone."""
     from pmanifest.fastschema import compile_schema

@@ -135,8 +135,12 @@ EXPECTED: dict[str, tuple[int, list[tuple[str, str, str]], str]] = {
         ('11:7:', 'error PM201[grace-period-over-limit]', 'GRACE_FLOAT'),
     ], '1 error, 0 warnings, 0 info in 1 file (1 object)'),
     'grace-huge-int': (1, [
+        ('11:7:', 'error PM002[schema-invalid]',
+         'spec.template.spec.terminationGracePeriodSeconds is '
+         '9999999999999999999999999999999999999999, which does not fit in int64 '
+         '(-9223372036854775808 to 9223372036854775807); use a smaller value'),
         ('11:7:', 'error PM201[grace-period-over-limit]', 'GRACE_HUGE'),
-    ], '1 error, 0 warnings, 0 info in 1 file (1 object)'),
+    ], '2 errors, 0 warnings, 0 info in 1 file (1 object)'),
     'grace-list': (1, [
         ('11:7:', 'error PM002[schema-invalid]',
          'spec.template.spec.terminationGracePeriodSeconds must be an integer, got list; give an '

@@ -60,8 +60,8 @@ EXPECTED: dict[str, str] = {
     ),
     'env-list': '5:10: workloads[0].env must be a mapping, got list; give a mapping',
     'env-value-map': (
-        '5:14: workloads[0].env.A must be a string or integer, got mapping; '
-        'quote it to make it a string'
+        "5:15: unknown key 'b' in workloads[0].env.A; remove it (allowed: configMapKeyRef, "
+        'fieldRef, resourceFieldRef, secretKeyRef)'
     ),
     'command-map': (
         '5:14: workloads[0].command must be a list, got mapping; give a '
@@ -77,8 +77,8 @@ EXPECTED: dict[str, str] = {
         'got string; give an integer'
     ),
     'checkpoint-grace-huge': (
-        "5:5: workloads[0].checkpoint is missing 'trigger'; add trigger: "
-        'sigterm or trigger: preStop'
+        '5:52: workloads[0].checkpoint.gracePeriodSeconds must be at most '
+        '9223372036854775807, got 999999999999999999999999999999; change the value'
     ),
     'checkpoint-command-int': (
         '5:27: workloads[0].checkpoint.command must be a list or string, got '

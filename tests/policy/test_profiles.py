@@ -144,3 +144,21 @@ def test_karpenter_lint_uses_its_label_and_cap(tmp_path: Path) -> None:
     from_config = CliRunner().invoke(main, ["lint", "--config", str(config), "-"],
                                      input=JOB_300)
     assert "PM201[grace-period-over-limit]" in from_config.stdout
+
+
+def test_a_mistyped_profile_field_is_one_line_at_its_position() -> None:
+    """Profiles are validated by a JSON Schema (no KeyError, no exit 3)."""
+    import importlib.resources
+
+    from pmanifest.datafile import load_data
+    from pmanifest.errors import ConfigError
+    from pmanifest.profile import PROFILE_SCHEMA, PROFILES_FILE
+
+    text = importlib.resources.files("pmanifest.policies").joinpath(PROFILES_FILE).read_text()
+    load_data(text, "profiles.yaml", PROFILE_SCHEMA, "the profiles")  # the shipped file passes
+    broken = text.replace("  gracePeriodCap: 120", "  gracePeriodCapp: 120", 1)
+    line = broken.splitlines().index("  gracePeriodCapp: 120") + 1
+    with pytest.raises(ConfigError) as caught:
+        load_data(broken, "profiles.yaml", PROFILE_SCHEMA, "the profiles")
+    assert str(caught.value) == (f"profiles.yaml:{line}:3: unknown key 'gracePeriodCapp' in "
+                                 "karpenter; did you mean 'gracePeriodCap'?")

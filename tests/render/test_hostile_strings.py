@@ -26,6 +26,7 @@ def _spec(env_value: str, arg: str, ckpt: str | list[str], trigger: str) -> dict
                 "command": ["python", arg],
                 "args": [arg, "--fixed"],
                 "env": {"HOSTILE": env_value, "PLAIN": "x"},
+                "annotations": {"acme.io/note": env_value},
                 "checkpoint": {"command": ckpt, "trigger": trigger, "dir": "/mnt/shared/c"},
             },
             {
@@ -34,6 +35,9 @@ def _spec(env_value: str, arg: str, ckpt: str | list[str], trigger: str) -> dict
                 "image": "ghcr.io/acme/api:1",
                 "command": ["serve", arg],
                 "env": {"HOSTILE": env_value},
+                "podAnnotations": {"acme.io/note": env_value},
+                "probes": {"readiness": {"httpGet": {"port": 8000, "httpHeaders": [
+                    {"name": "X-Note", "value": arg}]}}},
                 "ports": [8000],
             },
         ],
@@ -91,6 +95,11 @@ def test_hostile_text_arrives_unchanged(env_value: str, arg: str, ckpt_text: str
     api = deployment["spec"]["template"]["spec"]["containers"][0]
     assert api["command"] == ["serve", arg]
     assert api["env"] == [{"name": "HOSTILE", "value": env_value}]
+    assert job["metadata"]["annotations"] == {"acme.io/note": env_value}
+    assert deployment["spec"]["template"]["metadata"]["annotations"] == {
+        "acme.io/note": env_value}
+    assert api["readinessProbe"]["httpGet"]["httpHeaders"] == [{"name": "X-Note",
+                                                                 "value": arg}]
     train = job["spec"]["template"]["spec"]["containers"][0]
     assert train["env"][0] == {"name": "HOSTILE", "value": env_value}
     ckpt_argv = ["/bin/sh", "-c", ckpt_text] if as_string else [ckpt_text, ckpt_arg]

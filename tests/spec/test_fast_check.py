@@ -24,11 +24,13 @@ _values = st.recursive(
     st.none() | st.booleans() | st.integers(-3, 400) | st.floats(allow_nan=False)
     | st.sampled_from(["", "worker", "serving", "sigterm", "preStop", "/mnt/shared/x", "Bad_Name",
                        "a" * 70, "1.31", "preemptible", "standard", "Memory",
-                       "64Gi"]),
+                       "64Gi", "25%", "/health", "metadata.name", "limits.cpu"]),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
         st.sampled_from(["name", "role", "image", "gpus", "command", "checkpoint", "trigger",
                          "dir", "replicas", "env", "x", "volumes", "mountPath", "claimName",
-                         "emptyDir", "medium"]), inner, max_size=3),
+                         "emptyDir", "medium", "secretKeyRef", "key", "fieldRef", "fieldPath",
+                         "envFrom", "secretRef", "probes", "readiness", "httpGet", "port",
+                         "strategy", "maxSurge", "annotations"]), inner, max_size=3),
     max_leaves=8,
 )
 

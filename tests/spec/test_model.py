@@ -177,7 +177,7 @@ def test_standard_worker_may_exceed_the_cap() -> None:
     ("labels: {team: 'a b'}", "label value 'a b' is not a valid Kubernetes label value"),
     ("env: {1BAD: x}", "environment variable name '1BAD' is not valid"),
     ("gpus: 2\n    resources: {limits: {nvidia.com/gpu: 1}}", "nvidia.com/gpu is set from gpus"),
-    ("args: [x]", "args without command would replace the image's CMD only"),
+    ("args: [x]", "a worker needs command as well as args"),
     ("parallelism: 0", "workloads[0].parallelism must be at least 1, got 0"),
     ("ports: [8000, 8000]", "workloads[0].ports has duplicate entries"),
     ("resources: {requests: {memory: 64 GB}}",

@@ -30,6 +30,19 @@ NO_DEFAULT = {
     *(f"{w}.volumes[].{k}" for w in ("workloads[]", "defaults")
       for k in ("name", "mountPath", "subPath", "claimName", "configMap", "secret", "emptyDir",
                 "emptyDir.medium", "emptyDir.sizeLimit")),
+    # run-time fields: a source or a handler is exclusive, a name or port required, and an
+    # omitted priority class or Job knob means the cluster's or Kubernetes' behaviour
+    *(f"{w}.{k}" for w in ("workloads[]", "defaults")
+      for k in ("priorityClassName", "envFrom[].secretRef", "envFrom[].secretRef.name",
+                "envFrom[].configMapRef", "envFrom[].configMapRef.name",
+                *(f"env.*.{source}{sub}" for source in ("secretKeyRef", "configMapKeyRef",
+                                                          "fieldRef", "resourceFieldRef")
+                  for sub in ("", ".name", ".key", ".fieldPath", ".resource")))),
+    *(f"workloads[].{k}" for k in ("ttlSecondsAfterFinished", "backoffLimitPerIndex",
+                                    "maxFailedIndexes")),
+    *(f"workloads[].probes.{probe}{sub}" for probe in ("readiness", "liveness", "startup")
+      for sub in ("", ".httpGet", ".httpGet.port", ".httpGet.httpHeaders[].name", ".tcpSocket",
+                  ".tcpSocket.port", ".exec", ".exec.command", ".grpc", ".grpc.port")),
 }
 
 
@@ -41,6 +54,9 @@ def _fields(schema: dict[str, Any], path: str = "") -> Iterator[tuple[str, dict[
         items = sub.get("items")
         if isinstance(items, dict):
             yield from _fields(items, here + "[]")
+        values = sub.get("additionalProperties")
+        if isinstance(values, dict) and "properties" in values:  # env values: name -> source
+            yield from _fields(values, here + ".*")
 
 
 def _schema_output() -> dict[str, Any]:
@@ -61,6 +77,8 @@ def test_every_field_has_a_description_and_a_valid_default() -> None:
     fields = dict(_fields(SPEC_SCHEMA))
     assert "workloads[].checkpoint.gracePeriodSeconds" in fields
     assert "defaults.volumes[].emptyDir.sizeLimit" in fields
+    assert "workloads[].env.*.secretKeyRef.optional" in fields
+    assert "workloads[].probes.startup.failureThreshold" in fields
     for path, sub in fields.items():
         assert sub.get("description"), path
         if path in NO_DEFAULT:

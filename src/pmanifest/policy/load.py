@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path as FsPath
 from typing import Any
 
+from pmanifest.catalogue import DESCRIPTION, RuleMeta
 from pmanifest.contract import DAEMON_ROLE, ROLES
 from pmanifest.datafile import first_violation
 from pmanifest.document import Path, Positions
@@ -21,7 +22,6 @@ from pmanifest.policy.messages import (
 )
 from pmanifest.policy.model import Match, Policy, PolicyTest
 from pmanifest.profile import DEFAULT_PROFILE, get_profile
-from pmanifest.rules import RULE_ID, SEVERITIES, SLUG, RuleMeta
 
 RESERVED_PREFIX = "PM"
 TARGETS = ("object", "podSpec", "jobSpec", "containers")
@@ -34,14 +34,9 @@ META_SCHEMA: dict[str, Any] = {
     "title": "pmanifest policy",
     "type": "object",
     "additionalProperties": False,
-    "required": ["id", "slug", "severity", "summary", "rationale", "fix", "target", "schema"],
+    "required": [*DESCRIPTION, "target", "schema"],
     "properties": {
-        "id": {"type": "string", "pattern": RULE_ID.pattern},
-        "slug": {"type": "string", "pattern": SLUG.pattern},
-        "severity": {"enum": list(SEVERITIES)},
-        "summary": _TEXT,
-        "rationale": _TEXT,
-        "fix": _TEXT,
+        **DESCRIPTION,
         "match": {
             "type": "object",
             "additionalProperties": False,

@@ -23,13 +23,15 @@ from pmanifest.errors import ConfigError, InputError, SpecError
 from pmanifest.loader import YamlProblem
 from pmanifest.profile import Profile, get_profile
 from pmanifest.render.context import workload_context
+from pmanifest.render.runtime import check_runtime_support
 from pmanifest.render.templates import _environment, _render_one, _wrapper_text
+from pmanifest.render.warnings import lint_warnings
 from pmanifest.render.yamltext import Yaml, dump_yaml, quote, to_yaml
 from pmanifest.schema import DEFAULT_KUBERNETES_VERSION, resolve_version, version_tuple
 from pmanifest.spec import MIN_JOB_VERSION, Spec, WorkloadSpec, load_spec
 
-__all__ = ["RenderOptions", "Yaml", "dump_yaml", "quote", "read_spec", "render_objects",
-           "render_text", "to_yaml"]
+__all__ = ["RenderOptions", "Rendered", "Yaml", "dump_yaml", "quote", "read_spec",
+           "render_objects", "render_spec", "render_text", "to_yaml"]
 
 KIND_ORDER = ("Service", "PodDisruptionBudget", "Deployment", "Job")
 TEMPLATES = {
@@ -50,24 +52,40 @@ class RenderOptions:
     profile: str | None = None  # provider profile; overrides cluster.profile
 
 
+@dataclass(frozen=True)
+class Rendered:
+    text: str  # the whole output
+    warnings: tuple[str, ...]  # what lint would flag, as ``spec:line:col: warning: ...``
+
+
 def render_text(text: str, file: str, options: RenderOptions | None = None,
                 profile: Profile | None = None) -> str:
     """The complete output for one spec, or a PmanifestError; never a partial result."""
+    return render_spec(text, file, options, profile, warn=False).text
+
+
+def render_spec(text: str, file: str, options: RenderOptions | None = None,
+                profile: Profile | None = None, *, warn: bool = True) -> Rendered:
+    """The output and (with ``warn``) the lint warnings for one spec; the text never
+    depends on the warnings."""
     options = options or RenderOptions()
+    if options.output not in ("yaml", "json"):
+        raise ConfigError(f"unknown output format {options.output!r}; use yaml or json")
     if profile is None and options.profile is not None:
         profile = get_profile(options.profile)
     spec = load_spec(text, file, profile)  # None: cluster.profile, else the default
     profile = spec.profile
     version = _target_version(spec, options.kubernetes_version)
     _check_job_support(spec, version)
+    check_runtime_support(spec, version)
     env = _environment(options.templates_dir)
     objects = render_objects(spec, version, env, profile)
+    as_yaml = dump_yaml(objects)
+    warnings = lint_warnings(as_yaml, spec, version, profile) if warn else ()
     if options.output == "json":
         listing = {"apiVersion": "v1", "kind": "List", "items": objects}
-        return json.dumps(listing, indent=2, ensure_ascii=False) + "\n"
-    if options.output != "yaml":
-        raise ConfigError(f"unknown output format {options.output!r}; use yaml or json")
-    return dump_yaml(objects)
+        return Rendered(json.dumps(listing, indent=2, ensure_ascii=False) + "\n", warnings)
+    return Rendered(as_yaml, warnings)
 
 
 def render_objects(spec: Spec, version: str, env: Any, profile: Profile) -> list[dict[str, Any]]:

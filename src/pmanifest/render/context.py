@@ -8,6 +8,7 @@ from typing import Any
 
 from pmanifest.contract import SIGTERM_EXIT
 from pmanifest.profile import Profile
+from pmanifest.render.runtime import env_entries, runtime_context, with_annotations
 from pmanifest.schema import version_tuple
 from pmanifest.spec import SHARED_VOLUME_NAME, Spec, Volume, WorkloadSpec
 
@@ -29,6 +30,7 @@ def workload_context(w: WorkloadSpec, spec: Spec, version: str, profile: Profile
     metadata: dict[str, Any] = {"name": w.name, "labels": labels}
     if w.namespace is not None:
         metadata = {"name": w.name, "namespace": w.namespace, "labels": labels}
+    metadata = with_annotations(metadata, w)
     return {
         "workload": {
             "name": w.name,
@@ -41,8 +43,10 @@ def workload_context(w: WorkloadSpec, spec: Spec, version: str, profile: Profile
             "ports": list(w.ports),
         },
         "job": _job_context(w, version),
-        "deployment": {"strategy": "Recreate" if w.role == "coordinator" else "RollingUpdate"},
+        # (the strategy type, kept for --templates written before runtime.strategy)
+        "deployment": {"strategy": w.runtime.strategy.type if w.runtime.strategy else None},
         "pod": _pod_context(w, spec, profile, wrapper),
+        "runtime": runtime_context(w),
         "kubernetes_version": version,
     }
 
@@ -128,7 +132,7 @@ def _container_context(w: WorkloadSpec, wrapper: str, mounts: list[dict[str, Any
         args = list(w.main_argv)
     elif ckpt is not None and ckpt.trigger == "preStop":
         pre_stop = list(ckpt.command)
-    env = [{"name": k, "value": v} for k, v in w.env.items()]
+    env = env_entries(w.env)
     if ckpt is not None and ckpt.dir is not None:
         env.append({"name": "CHECKPOINT_DIR", "value": posixpath.normpath(ckpt.dir)})
     limits: dict[str, str | int] = dict(w.resources.get("limits", {}))

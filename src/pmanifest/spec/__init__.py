@@ -16,6 +16,7 @@ from pmanifest.loader import YamlProblem, load_single
 from pmanifest.profile import DEFAULT_PROFILE, Profile, get_profile
 from pmanifest.spec.checks import Checker
 from pmanifest.spec.fields import SPEC_SCHEMA, schema_json
+from pmanifest.spec.manifest import refuse_manifest, refuse_manifests
 from pmanifest.spec.messages import check_schema
 from pmanifest.spec.model import (
     API_VERSION,
@@ -39,6 +40,8 @@ def load_spec(text: str, file: str, profile: Profile | None = None) -> Spec:
     try:
         loaded = load_single(text)
     except YamlProblem as problem:
+        if problem.message.startswith("expected one YAML document"):
+            refuse_manifests(text, file)  # a multi-document manifest file?
         todo = ("write a spec (see `pmanifest schema` and examples/)"
                 if problem.message == "file is empty" else "fix the YAML")
         if problem.templated:
@@ -50,6 +53,7 @@ def load_spec(text: str, file: str, profile: Profile | None = None) -> Spec:
         pos = positions.value_at(())
         raise SpecError("the spec must be a mapping (apiVersion: pmanifest/v1, workloads: "
                         "[...]); see `pmanifest schema`", file, pos.line, pos.column)
+    refuse_manifest(data, positions, file)
     check_schema(data, positions, file)
     if profile is None:  # --profile wins over cluster.profile
         profile = get_profile(data.get("cluster", {}).get("profile", DEFAULT_PROFILE))

@@ -15,7 +15,6 @@ from pmanifest.spec.model import (
     _LABEL_NAME,
     _LABEL_PREFIX,
     _LABEL_VALUE,
-    DEFAULT_BACKOFF_LIMIT,
     DEFAULT_REPLICAS,
     RESERVED_LABELS,
     SHARED_VOLUME_NAME,
@@ -26,6 +25,15 @@ from pmanifest.spec.model import (
     Volume,
     WorkloadSpec,
     spec_error,
+)
+from pmanifest.spec.resources import check_requests
+from pmanifest.spec.runtime import EnvRef
+from pmanifest.spec.runtime_checks import (
+    backoff_limit,
+    check_entrypoint,
+    check_shared_runtime,
+    env_values,
+    runtime,
 )
 
 
@@ -83,6 +91,7 @@ class Checker:
             raise self.fail((*path, "nodeSelector", label), f"nodeSelector must not set "
                             f"{label!r}; use compute: preemptible or compute: standard",
                             value=False)
+        check_shared_runtime(self, raw, path)
 
     def check_label(self, path: Path, key: str, value: str) -> None:
         if key in RESERVED_LABELS:
@@ -114,10 +123,8 @@ class Checker:
         if image is None:
             raise self.fail(path, f"workload {raw['name']!r} has no image; add image: "
                             "<registry/repository:tag> (or set it in defaults)", value=False)
+        check_entrypoint(self, path, raw, role, image)
         command = _argv(raw["command"]) if "command" in raw else None
-        if command is None and "args" in raw:
-            raise self.fail((*path, "args"), "args without command would replace the image's "
-                            "CMD only; add command: [...] as well", value=False)
         checkpoint = self.checkpoint(path, raw, compute, shared, command)
         env = {**_env(defaults.get("env", {})), **_env(raw.get("env", {}))}
         if checkpoint is not None and checkpoint.dir is not None and "CHECKPOINT_DIR" in env:
@@ -125,17 +132,15 @@ class Checker:
             raise self.fail(env_path if "CHECKPOINT_DIR" in raw.get("env", {}) else path,
                             "CHECKPOINT_DIR is set from checkpoint.dir; remove it from env",
                             value=False)
+        check_requests(self, path, raw)
         resources = {k: dict(v) for k, v in raw.get("resources", {}).items()}
-        if raw.get("gpus") and "nvidia.com/gpu" in resources.get("limits", {}):
-            raise self.fail((*path, "resources", "limits", "nvidia.com/gpu"),
-                            "nvidia.com/gpu is set from gpus; remove it from resources.limits",
-                            value=False)
+        replicas = raw.get("replicas", DEFAULT_REPLICAS.get(role, 1))
         return WorkloadSpec(
             index=i, name=raw["name"], role=role, compute=compute, image=image,
             command=command, args=_argv(raw.get("args", [])), env=env,
             gpus=raw.get("gpus", 0), parallelism=raw.get("parallelism"),
             completions=raw.get("completions"),
-            replicas=raw.get("replicas", DEFAULT_REPLICAS.get(role, 1)),
+            replicas=replicas,
             ports=tuple(raw.get("ports", [])), checkpoint=checkpoint,
             namespace=raw.get("namespace", defaults.get("namespace")),
             labels={**defaults.get("labels", {}), **raw.get("labels", {})},
@@ -144,8 +149,9 @@ class Checker:
             service_account_name=raw.get("serviceAccountName",
                                          defaults.get("serviceAccountName")),
             resources=resources,
-            backoff_limit=raw.get("backoffLimit", DEFAULT_BACKOFF_LIMIT),
+            backoff_limit=backoff_limit(raw),
             volumes=volumes,
+            runtime=runtime(self, path, raw, defaults, role, replicas),
         )
 
     def volumes(self, path: Path, raw: dict[str, Any], shared: SharedVolume | None
@@ -264,6 +270,6 @@ def _argv(items: list[str | int]) -> tuple[str, ...]:
     return tuple(str(item) for item in items)
 
 
-def _env(raw: dict[str, str | int]) -> dict[str, str]:
-    return {key: str(value) for key, value in raw.items()}
+def _env(raw: dict[str, Any]) -> dict[str, str | EnvRef]:
+    return env_values(raw)
 

@@ -19,30 +19,14 @@ from pmanifest.spec.model import (
     TRIGGERS,
     VOLUME_SOURCES,
 )
+from pmanifest.spec.runtime_fields import runtime_shared_fields, runtime_workload_fields
+from pmanifest.spec.schema_parts import ARGV_ITEM as _ARGV_ITEM
+from pmanifest.spec.schema_parts import INT64_MAX
+from pmanifest.spec.schema_parts import QUANTITY as _QUANTITY
+from pmanifest.spec.schema_parts import STRING_MAP as _STRING_MAP
+from pmanifest.spec.schema_parts import count as _count
+from pmanifest.spec.schema_parts import field as _f
 
-INT32_MAX = 2**31 - 1  # the Kubernetes fields these fill are int32 (int64 for durations)
-INT64_MAX = 2**63 - 1
-
-
-def _count(least: int) -> dict[str, Any]:
-    """An int32 count of at least ``least``."""
-    return {"type": "integer", "minimum": least, "maximum": INT32_MAX}
-
-
-def _f(schema: dict[str, Any], description: str, default: Any = None) -> dict[str, Any]:
-    """A field: its schema plus the description and default every field carries."""
-    out = dict(schema)
-    out["description"] = description
-    if default is not None:
-        out["default"] = default
-    return out
-
-
-_ARGV_ITEM = {"type": ["string", "integer"], "description": "One argument (integers are "
-              "passed as their decimal text; quote anything else that is not a string)."}
-_STRING_MAP = {"type": "object", "additionalProperties": {"type": "string"}}
-_ENV = {"type": "object", "additionalProperties": {"type": ["string", "integer"]}}
-_QUANTITY = r"^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]+)?$"
 _QUANTITIES = {"type": "object", "additionalProperties": {"type": ["string", "integer"],
                                                           "pattern": _QUANTITY}}
 _TOLERATION = {
@@ -114,6 +98,10 @@ def _volume_schema() -> dict[str, Any]:
 def _shared_fields() -> dict[str, Any]:
     """Fields allowed both in ``defaults`` and on a workload (the workload wins; volumes are
     appended)."""
+    return {**_placement_fields(), **runtime_shared_fields()}
+
+
+def _placement_fields() -> dict[str, Any]:
     return {
         "namespace": _f({"type": "string", "maxLength": 63, "pattern": DNS1123_LABEL.pattern},
                         "Namespace of every object of the workload (DNS-1123 label); "
@@ -123,7 +111,6 @@ def _shared_fields() -> dict[str, Any]:
                     "workload unless given in defaults."),
         "labels": _f(_STRING_MAP, "Extra labels on every object and pod template "
                      "(merged; the workload's own win over defaults).", {}),
-        "env": _f(_ENV, "Environment variables of the main container, name -> value.", {}),
         "nodeSelector": _f(_STRING_MAP, "Extra node labels the pods require. The profile's "
                            "preemptible label is set by `compute`, not here.", {}),
         "tolerations": _f({"type": "array", "items": _TOLERATION},
@@ -178,9 +165,12 @@ def _workload_schema() -> dict[str, Any]:
                       "coordinator and serving default to standard and can never be "
                       "preemptible.", "preemptible"),
         "command": _f({"type": "array", "items": _ARGV_ITEM, "minItems": 1},
-                      "Main command (argv). Omitted means the image's entrypoint (not possible "
-                      "with the sigterm trigger)."),
-        "args": _f({"type": "array", "items": _ARGV_ITEM}, "Arguments appended to command.", []),
+                      "Main command (argv). Omitted means the image's ENTRYPOINT (not possible "
+                      "with the sigterm trigger, nor with args on a worker)."),
+        "args": _f({"type": "array", "items": _ARGV_ITEM},
+                   "Arguments appended to command. Without command (serving and coordinator "
+                   "only), the arguments of the image's ENTRYPOINT, as vllm/vllm-openai and "
+                   "TGI images expect.", []),
         "gpus": _f(_count(0), "GPUs per pod (nvidia.com/gpu limit).", 0),
         "parallelism": _f(_count(1), "Worker pods running at once (Job parallelism).", 1),
         "completions": _f(_count(1), "Successful pods needed (Job completions); when set the "
@@ -209,6 +199,7 @@ def _workload_schema() -> dict[str, Any]:
         "checkpoint": _checkpoint_schema(),
     }
     props.update(_shared_fields())
+    props.update(runtime_workload_fields())
     return {"type": "object", "additionalProperties": False, "required": ["name"],
             "properties": props, "description": "One workload."}
 

@@ -12,6 +12,11 @@ from pmanifest.errors import SpecError
 from pmanifest.jsonerrors import Words, where
 from pmanifest.spec.fields import SPEC_SCHEMA
 from pmanifest.spec.model import VOLUME_SOURCES
+from pmanifest.spec.runtime_messages import (
+    RUNTIME_REQUIRED,
+    runtime_one_of,
+    runtime_value_message,
+)
 
 
 def check_schema(data: dict[str, Any], positions: Positions, file: str) -> None:
@@ -25,6 +30,9 @@ def check_schema(data: dict[str, Any], positions: Positions, file: str) -> None:
 
 def _value_message(path: Path, key: str, value: Any) -> str | None:
     """DNS names say what a DNS name is."""
+    runtime = runtime_value_message(path, key, value)  # env, probes, rollout (issue 14)
+    if runtime is not None:
+        return runtime
     if key in ("name", "namespace"):
         return dns_message(where(path, WORDS), value)
     if key in VOLUME_SOURCES:
@@ -41,6 +49,9 @@ def dns_message(what: str, value: Any) -> str:
 
 def _one_source(what: str, keys: list[str], given: list[str]) -> str:
     """A volume with no source, or with more than one."""
+    runtime = runtime_one_of(what, keys, given)  # env sources, envFrom, probe handlers
+    if runtime is not None:
+        return runtime
     if not given:
         return (f"{what} has no source; add one of {', '.join(keys)} (e.g. claimName: "
                 "<PersistentVolumeClaim>, or emptyDir: {})")
@@ -58,6 +69,7 @@ WORDS = Words(
         "trigger": "add trigger: sigterm or trigger: preStop",
         "claimName": "add claimName: <PersistentVolumeClaim name>",
         "mountPath": "add mountPath: <absolute path>",
+        **RUNTIME_REQUIRED,
     },
     patterns={
         "kubernetesVersion": 'quote it, e.g. kubernetesVersion: "1.31"',

@@ -10,6 +10,7 @@ from typing import Any
 from pmanifest.document import Path, Positions
 from pmanifest.errors import SpecError
 from pmanifest.profile import DEFAULT_PROFILE, Profile, get_profile
+from pmanifest.spec.runtime import EnvRef, Runtime
 
 API_VERSION = "pmanifest/v1"
 COMPUTE = ("preemptible", "standard")
@@ -69,7 +70,7 @@ class WorkloadSpec:
     image: str
     command: tuple[str, ...] | None
     args: tuple[str, ...]
-    env: dict[str, str]
+    env: dict[str, str | EnvRef]  # in order: defaults' first, then the workload's
     gpus: int
     parallelism: int | None
     completions: int | None
@@ -82,8 +83,9 @@ class WorkloadSpec:
     tolerations: tuple[dict[str, Any], ...]
     service_account_name: str | None
     resources: dict[str, dict[str, str | int]]
-    backoff_limit: int
+    backoff_limit: int | None  # None: no global limit (backoffLimitPerIndex alone)
     volumes: tuple[Volume, ...] = ()
+    runtime: Runtime = field(default_factory=Runtime)  # env sources, probes, rollout, ...
 
     @property
     def path(self) -> Path:
