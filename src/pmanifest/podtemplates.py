@@ -123,14 +123,14 @@ def expand(data: Any, pattern: tuple[str, ...], path: Path = (),
         yield from expand(data[part], rest, (*path, part), last)
 
 
-def _name(data: Any, last: Path | None) -> tuple[str | None, Path | None]:
-    """The name of what the last wildcard matched: a mapping key, or a list item's ``name``."""
+def _name(data: Any, last: Path | None, key: str) -> tuple[str | None, Path | None]:
+    """The name of what the last wildcard matched: a mapping key, or a list item's ``key``."""
     if not last:
         return None, None
     if isinstance(last[-1], str):
         return last[-1], last
-    name = get(data, (*last, "name"))
-    return (name, (*last, "name")) if isinstance(name, str) else (None, None)
+    name = get(data, (*last, key))
+    return (name, (*last, key)) if isinstance(name, str) else (None, None)
 
 
 def _applies(template: Template, data: Any, path: Path, value: Any) -> bool:
@@ -168,7 +168,7 @@ def _from_table(entry: Kind, data: dict[str, Any], owner: Path, kind: str,
     for template in entry.templates:
         for path, value, last in expand(data, parse(template.path)):
             if _applies(template, data, path, value):
-                name, name_path = _name(data, last)
+                name, name_path = _name(data, last, template.name_key)
                 yield Found((*owner, *path), value, template, kind, group, owner,
                             entry.set_role, name,
                             None if name_path is None else (*owner, *name_path),

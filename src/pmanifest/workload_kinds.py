@@ -6,7 +6,7 @@ the core group, groups without a dot and ``*.k8s.io``, as in :mod:`pmanifest.sch
 
 Template paths are dotted, with two wildcards: ``[*]`` any item of a list, ``*`` any value of
 a mapping (``spec.pytorchReplicaSpecs.*.template.spec``). The name of what the last wildcard
-matched (the item's ``name``, or the mapping key) names the template in messages and, with
+matched (the item's ``name_key``, or the mapping key) names the template in messages and, with
 ``named``, decides its role: a name with a coordinator word in it (``leader``, ``rj-leader``,
 ``Master``, ``PS``, ``mpimaster``) makes a coordinator.
 
@@ -32,9 +32,10 @@ COORDINATOR_NAMES = frozenset({
     "leader", "driver", "launcher", "master", "head", "coordinator", "chief", "ps",
     "mpimaster", "scheduler", "server",
 })
-# Images of databases and queues (the last path component, tag and digest removed, or its
-# leading word before a dash in STATEFUL_SUFFIXES): a Deployment running one is a stateful
-# anchor, not a stateless server (PM103's rationale). `kafka-exporter` is not kafka.
+# Images of databases and queues: the last path component, tag and digest removed, is one of
+# these, or one of these with a suffix of STATEFUL_SUFFIXES (redis-stack-server) or a prefix of
+# STATEFUL_PREFIXES (cp-kafka). A Deployment running one is a stateful anchor, not a stateless
+# server (PM103's rationale). `kafka-exporter` and `cp-kafka-rest` are not kafka.
 STATEFUL_IMAGES = frozenset({
     "postgres", "postgresql", "postgis", "pgvector", "timescaledb", "mysql", "mariadb",
     "percona", "redis", "valkey", "keydb", "memcached", "etcd", "zookeeper", "kafka",
@@ -42,6 +43,7 @@ STATEFUL_IMAGES = frozenset({
     "clickhouse", "minio", "neo4j", "influxdb", "elasticsearch", "opensearch", "couchdb",
 })
 STATEFUL_SUFFIXES = frozenset({"server", "stack", "stack-server", "cluster", "standalone"})
+STATEFUL_PREFIXES = frozenset({"cp"})  # Confluent Platform: cp-kafka, cp-zookeeper
 # Where containers are in a template: (key, is a list, is init).
 POD_CONTAINERS = (("initContainers", True, True), ("containers", True, False))
 ARGO_CONTAINERS = (("initContainers", True, True), ("container", False, False),
@@ -55,6 +57,7 @@ class Template:
     role: str
     part: str = ""  # what the template is, in messages: "head", "replicatedJob", ...
     named: bool = False  # the role follows the name of the last wildcard's match
+    name_key: str = "name"  # where a list item keeps its name (KubeRay: groupName)
     job: bool = False  # the pod spec sits in a batch/v1 JobSpec (``template.spec`` below it)
     set: str | None = None  # a prefix of ``path``: the spec of the set that runs the template
     meta: str = "sibling"  # its metadata: sibling (next to ``spec``), child, self (labels in it)
@@ -81,7 +84,7 @@ class Kind:
 def _ray(prefix: str, workers: str) -> tuple[Template, ...]:
     return (Template(f"{prefix}headGroupSpec.template.spec", COORDINATOR, "head", recovers=True),
             Template(f"{prefix}workerGroupSpecs[*].template.spec", workers, "worker group",
-                     recovers=True))
+                     name_key="groupName", recovers=True))
 
 
 def _submitter(prefix: str) -> Template:
@@ -211,4 +214,5 @@ def stateful_image(image: str) -> bool:
     if name in STATEFUL_IMAGES:
         return True
     head, _, tail = name.partition("-")
-    return head in STATEFUL_IMAGES and tail in STATEFUL_SUFFIXES
+    return (head in STATEFUL_IMAGES and tail in STATEFUL_SUFFIXES) or \
+        (head in STATEFUL_PREFIXES and tail in STATEFUL_IMAGES)

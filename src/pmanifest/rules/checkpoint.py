@@ -105,6 +105,8 @@ def grace_period_unclaimed(context: Context) -> Iterable[Hit]:
     # claims all of it: nothing is unclaimed
     if not workload.placement.preemptible or grace is None or grace >= min(cap, DEFAULT_GRACE + 1):
         return
+    if workload.recovers:
+        return  # Ray: `ray stop` in preStop is a shutdown; Ray resumes from its own checkpoints
     told = ("is not set, so the pod gets the default 30 s"
             if "terminationGracePeriodSeconds" not in workload.pod
             else f"is {grace} s")

@@ -19,6 +19,7 @@ VOLCANO_GROUPS = ("batch.volcano.sh", "flow.volcano.sh")
 IGNORE_MAX_RESTARTS = ("RestartJobSetAndIgnoreMaxRestarts", "RestartJobAndIgnoreMaxRestarts")
 POD_FAILURE_POLICY = "PodFailurePolicy"  # the child Job's failure reason after FailJob
 BACKOFF_LIMIT = "BackoffLimitExceeded"
+UNLIMITED = 2**31 - 1  # backoffLimit of a Job that restarts pods in place forever
 FIX_JOBSET = (f"fail the child Job fast (podFailurePolicy `action: FailJob` on "
               f"{DISRUPTION_TARGET}) and add a failurePolicy rule `{{action: "
               f"RestartJobSetAndIgnoreMaxRestarts, onJobFailureReasons: [{POD_FAILURE_POLICY}]}}`"
@@ -71,17 +72,17 @@ def _set_answer(data: Any, w: Workload, reason: str) -> tuple[str | None, Path |
 
 def _jobset_hit(data: Any, w: Workload) -> Hit | None:
     reason, decided = _child_outcome(data, w)
-    if reason is None:
-        return None
+    assert w.job_path is not None
+    limit = mapping(data, w.job_path).get("backoffLimit", 6)
+    if reason is None or (reason == BACKOFF_LIMIT and limit == UNLIMITED):
+        return None  # ignored, or never fails for counted pods (JobSet's in-place restart)
     answer, set_rule = _set_answer(data, w, reason)
     if answer is None:
         return None
-    assert w.job_path is not None
     if reason == POD_FAILURE_POLICY:
         how = f"a preemption fails its Job at once ({POD_FAILURE_POLICY})"
         where = set_rule or decided
     else:
-        limit = mapping(data, w.job_path).get("backoffLimit", 6)
         how = f"every preemption counts against its Job's backoffLimit ({limit})"
         where = decided or w.name_path or w.job_path
     assert where is not None
@@ -143,7 +144,7 @@ def _unanswered_hit(data: Any, tasks: list[Workload]) -> Hit:
     assert first.set_path is not None
     policies = (*first.set_path, "policies")
     where = policies if get(data, policies) is not None else (first.name_path or first.pod_path)
-    names = [repr(t.name) for t in tasks if t.name is not None]
+    names = list(dict.fromkeys(repr(t.name) for t in tasks if t.name is not None))
     which = f"task{'s' if len(names) > 1 else ''} {', '.join(names)}" if names else "its tasks"
     return Hit(where,
                f"{first.kind_title or first.kind} can run on preemptible nodes but no policy "
