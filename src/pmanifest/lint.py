@@ -33,6 +33,7 @@ class LintOptions:
     severities: dict[str, str] = field(default_factory=dict)  # rule id -> severity or "off"
     record_objects: bool = False  # keep the label of every object (JUnit lists them all)
     select: frozenset[str] | None = None  # run only these rule ids (None: every rule)
+    roles: tuple[tuple[str, str], ...] = ()  # config `roles:`: (Kind or group/Kind, role)
 
     @property
     def profile(self) -> Profile:
@@ -77,7 +78,7 @@ def lint_file(raw: bytes, file: str, options: LintOptions) -> FileResult:
         doc = Document(file, item.index, item.data, item.positions, lines)
         checked = []
         for obj in _objects(doc):
-            workloads = workloads_of(obj, options.profile)
+            workloads = workloads_of(obj, options.profile, options.roles)
             skipped += unread(obj, workloads)
             checked.append((obj, _hits(obj, workloads, rules, options)))
         objects += len(checked)

@@ -97,7 +97,7 @@ def options_for(request: LintRequest, config: Config) -> LintOptions:
     if request.no_schema:
         severities["PM002"] = "off"
     select = frozenset(resolve_rule(name) for name in request.select) or None
-    return LintOptions(version, profile, severities, select=select)
+    return LintOptions(version, profile, severities, select=select, roles=config.roles)
 
 
 def run_lint(request: LintRequest) -> tuple[str, list[str], int]:

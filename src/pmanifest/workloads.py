@@ -10,7 +10,7 @@ A template's role, first found wins:
 1. ``pmanifest.io/role`` (a label or an annotation) on the template's own metadata;
 2. for a LeaderWorkerSet leader: coordinator when the set's pods are workers, else the set's
    role (the role declared on the object, else the kind's);
-3. ``pmanifest.io/role`` on the object;
+3. ``pmanifest.io/role`` on the object, else the config's ``roles:`` entry for the kind;
 4. what the table says: the kind's role, a coordinator name (``leader``, ``Master``, ``ps``)
    for templates named by their replicatedJob, task or replica, and a database or queue image
    (postgres, redis, kafka, ...) for Deployments and ReplicaSets.
@@ -137,13 +137,22 @@ def _stateful(pod: dict[str, Any]) -> bool:
                and stateful_image(c["image"]) for c in sequence(pod, ("containers",)))
 
 
-def role_of(data: Any, found: Found) -> tuple[str, bool]:
-    """(role, whether a label or annotation declared it) of one template."""
+Roles = tuple[tuple[str, str], ...]  # the config's `roles:`: (Kind or group/Kind, role)
+
+
+def _configured(roles: Roles, found: Found) -> str | None:
+    return next((role for kind, role in roles
+                 if kind_matches((kind,), found.group, found.kind)), None)
+
+
+def role_of(data: Any, found: Found, roles: Roles = ()) -> tuple[str, bool]:
+    """(role, whether it was declared: a label or annotation, or the config) of a template.
+    The config's role for the kind counts as declared on the object."""
     own = _declared(data, found.meta_path)
     if own is not None:
         return own, True
     template = found.template
-    on_object = _declared(data, (*found.owner, "metadata"))
+    on_object = _declared(data, (*found.owner, "metadata")) or _configured(roles, found)
     if template.role == LEADER:
         set_role = on_object or found.set_role
         return (COORDINATOR if set_role == WORKER else set_role), on_object is not None
@@ -158,7 +167,7 @@ def role_of(data: Any, found: Found) -> tuple[str, bool]:
     return template.role, False
 
 
-def workloads_of(doc: Document, profile: Profile) -> tuple[Workload, ...]:
+def workloads_of(doc: Document, profile: Profile, roles: Roles = ()) -> tuple[Workload, ...]:
     """The pod templates of a document with their roles: none for most kinds (and for a pod
     template that is not a mapping), one per template found. An override that is merged into
     a pod spec the manifest does not show (a TrainJob's runtime patch) is only kept when it
@@ -169,7 +178,7 @@ def workloads_of(doc: Document, profile: Profile) -> tuple[Workload, ...]:
         placement = placement_of(found.pod, profile, found.pod_path)
         if found.template.partial and not placement.only_preemptible:
             continue
-        role, declared = role_of(doc.data, found)
+        role, declared = role_of(doc.data, found, roles)
         out.append(Workload(
             doc=doc,
             kind=found.kind,

@@ -126,3 +126,41 @@ def test_rules_and_explain_name_the_kinds(runner: CliRunner) -> None:
     kinds = {r["id"]: r["kinds"] for r in as_json}
     assert kinds["PM405"] == ["batch.volcano.sh/Job", "batch.volcano.sh/CronJob",
                               "flow.volcano.sh/JobTemplate"]
+
+
+TRAINER = """\
+apiVersion: example.com/v1
+kind: ModelServer
+metadata: {name: llm}
+spec:
+  template:
+    spec:
+      nodeSelector: {together.ai/compute-class: preemptible}
+      containers:
+        - {name: server, image: vllm/vllm-openai:v0.6.4}
+"""
+
+
+def test_config_declares_the_role_of_a_kind(runner: CliRunner, tmp_path: Path) -> None:
+    (tmp_path / "server.yaml").write_text(TRAINER)
+    assumed = runner.invoke(main, ["lint", "server.yaml"])
+    assert assumed.stdout.startswith("server.yaml:6:5: info PM003[generic-workload] ModelServer "
+                                      "(example.com/v1) is not a kind pmanifest knows")
+    assert "`roles: {example.com/ModelServer: worker}`" in assumed.stdout
+    (tmp_path / ".pmanifest.yaml").write_text("roles:\n  example.com/ModelServer: serving\n")
+    declared = runner.invoke(main, ["lint", "server.yaml"])
+    assert declared.exit_code == 1
+    assert declared.stdout == (
+        "server.yaml:7:22: error PM101[serving-on-preemptible] ModelServer (role serving) is "
+        "long-running but only preemptible nodes can take it: every replica goes down when its "
+        "node is reclaimed (300 s notice); keep it on standard nodes\n")
+
+
+def test_config_roles_are_validated_at_their_position(runner: CliRunner, tmp_path: Path) -> None:
+    (tmp_path / ".pmanifest.yaml").write_text("roles:\n  ModelServer: leader\n")
+    (tmp_path / "server.yaml").write_text(TRAINER)
+    result = runner.invoke(main, ["lint", "server.yaml"])
+    assert result.exit_code == 2
+    assert result.stderr == (
+        f"{tmp_path / '.pmanifest.yaml'}:2:16: roles.ModelServer is 'leader', which is not one "
+        "of worker, coordinator, serving; use one of: worker, coordinator, serving\n")

@@ -26,7 +26,8 @@ def generic_workload(ctx: ObjectContext) -> Iterator[Hit]:
                   f"{w.kind} ({ctx.doc.api_version}) is not a kind pmanifest knows; the pod "
                   f"template at {dotted(w.pod_path)} was found by its shape and is checked as a "
                   f"generic workload with the role {w.role} (assumed); declare its role with the "
-                  f"label or annotation {DECLARE} on the template or the object")
+                  f"label or annotation {DECLARE} on the template or the object, or for the "
+                  f"kind in the config (`roles: {{{w.group}/{w.kind}: {w.role}}}`)")
 
 
 @rule("PM004", applies="object")
