@@ -1,4 +1,4 @@
-"""File output: nothing the user has is lost, half-written or replaced by something else.
+"""Output: nothing the user has is lost, half-written or replaced by something else.
 
 A regular file (or a new path) is written to a temp file beside it, flushed to disk, then
 renamed into place with ``os.replace``; a symbolic link is followed, so the link stays and its
@@ -7,6 +7,10 @@ shell's ``>(...)``) is written to directly, never replaced. Anything else (a dir
 block device, a socket) is refused before any work is done, and so is an output that is one
 of the inputs of the run (``Identity``: device and inode, so links and other spellings of the
 same file count). On any failure the temp files are removed and every target keeps its bytes.
+
+Stdout can say no too: a full disk or device (``> /dev/full``), a closed descriptor (``>&-``).
+That is the environment, not a bug: a PmanifestError ("cannot write output: ...", exit 2). A
+reader that went away (``| head``) stays a BrokenPipeError, which the CLI ends quietly.
 """
 
 from __future__ import annotations
@@ -14,10 +18,13 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
+import sys
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
-from pmanifest.errors import InputError
+import click
+
+from pmanifest.errors import InputError, PmanifestError
 
 STDOUT = "-"
 Identity = tuple[int, int]  # (st_dev, st_ino) of an existing file
@@ -130,3 +137,45 @@ def _mode_for(path: str) -> int:
         umask = os.umask(0)
         os.umask(umask)
         return 0o666 & ~umask
+
+
+# -- stdout ------------------------------------------------------------------------------------
+
+def echo(text: str, nl: bool = True) -> None:
+    """``click.echo`` to stdout, flushed (nothing to write needs no stdout)."""
+    if not text and not nl:
+        return
+    with _writing():
+        click.echo(text, nl=nl)
+        sys.stdout.flush()
+
+
+def write_bytes(data: bytes) -> None:
+    """Bytes to stdout, flushed."""
+    if not data:
+        return
+    with _writing():
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
+
+
+@contextlib.contextmanager
+def _writing() -> Iterator[None]:
+    if sys.stdout is None:  # started with descriptor 1 closed
+        raise PmanifestError("cannot write output: stdout is closed")
+    try:
+        yield
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise unwritable(exc) from None
+
+
+def unwritable(exc: OSError) -> PmanifestError:
+    """The error for a failed write to stdout. What stayed in the buffer is dropped (stdout now
+    goes to the null device), so the interpreter's last flush cannot fail again at exit."""
+    with contextlib.suppress(AttributeError, OSError, ValueError):
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
+    return PmanifestError(f"cannot write output: {exc.strerror or exc}")

@@ -1,7 +1,9 @@
 """The rule catalogue: what every rule is called and why it exists, with no check code.
 
 Built-in rules are described in ``policies/rules-*.yaml`` (id, slug, default severity, summary,
-rationale, fix, a failing and a passing example, and the kinds of objects the rule reads).
+rationale, fix, a failing and a passing example, and the kinds of objects the rule reads; a
+rule about workloads against a cluster adds the cluster request its examples are checked
+against, ``examples.cluster``).
 Rules that join at run time (user policies, plugins) add their metadata here too, through
 the executable registry (:mod:`pmanifest.rules`). Reporters, ``pmanifest rules``, ``explain``
 and SARIF read only this module: asking what PM201 means never imports a check.
@@ -41,7 +43,8 @@ ENTRY_SCHEMA: dict[str, Any] = {
         **DESCRIPTION,
         "examples": {"type": "object", "additionalProperties": False,
                      "required": ["fail", "pass"],
-                     "properties": {"fail": {"type": "string"}, "pass": {"type": "string"}}},
+                     "properties": {"fail": {"type": "string"}, "pass": {"type": "string"},
+                                    "cluster": {"type": "string"}}},
         # `Kind` (in any API group) or `group/Kind` (`batch/Job` is not Volcano's `Job`)
         "kinds": {"type": "array", "minItems": 1, "uniqueItems": True,
                   "items": {"type": "string", "pattern": r"^([a-z0-9.-]+/)?[A-Z][A-Za-z0-9]*$"}},
@@ -65,6 +68,7 @@ class RuleMeta:
     example_pass: str = ""
     kinds: tuple[str, ...] = ()  # the only kinds it applies to; () means every kind
     source: str = "pmanifest"  # where it is defined: a catalogue file, a policy, a plugin
+    example_cluster: str = ""  # the cluster request both examples are checked against
 
 
 def check_meta(meta: RuleMeta) -> None:
@@ -107,7 +111,8 @@ def _entries(text: str, source: str) -> list[RuleMeta]:
     return [RuleMeta(item["id"], item["slug"], item["severity"],
                      " ".join(item["summary"].split()), item["rationale"].strip(),
                      item["fix"].strip(), item["examples"]["fail"], item["examples"]["pass"],
-                     tuple(item.get("kinds", ())), f"{source}:{item['id']}")
+                     tuple(item.get("kinds", ())), f"{source}:{item['id']}",
+                     item["examples"].get("cluster", ""))
             for item in items]
 
 

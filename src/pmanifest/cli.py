@@ -1,7 +1,5 @@
-"""Command-line wiring only: parse flags, call a command, map errors to exit codes.
-
-Exit codes: 0 clean, 1 findings at or above --fail-on (lint) or drift (render --check),
-2 usage/config/spec/input error (one line on stderr, nothing on stdout), 3 internal error.
+"""Command-line wiring only: parse flags, call a command; ``boundary`` maps errors to exit
+codes (0 clean, 1 findings or drift, 2 usage/config/spec/input error, 3 internal error).
 """
 
 from __future__ import annotations
@@ -12,39 +10,13 @@ from typing import Any
 import click
 
 from pmanifest import __version__
+from pmanifest.atomic import echo, write_bytes
+from pmanifest.boundary import EXIT_FINDINGS, Boundary
 from pmanifest.errors import PmanifestError
 from pmanifest.reporters import FORMATS
 
-EXIT_FINDINGS = 1
-EXIT_USAGE = 2
-EXIT_INTERNAL = 3
 
-
-class _Group(click.Group):
-    """The one error boundary: user mistakes become one line and exit 2, bugs exit 3."""
-
-    def invoke(self, ctx: click.Context) -> Any:
-        try:
-            return super().invoke(ctx)
-        except PmanifestError as exc:
-            message = str(exc) if exc.file else f"pmanifest: {exc}"
-            click.echo(message.replace("\n", " "), err=True)
-            ctx.exit(EXIT_USAGE)
-        except (click.exceptions.Exit, click.ClickException, click.Abort):
-            raise
-        except BrokenPipeError:
-            sys.stderr.close()  # the reader went away (| head); nothing more to say
-            ctx.exit(EXIT_FINDINGS)
-        except Exception as exc:
-            click.echo(
-                f"pmanifest: internal error: {type(exc).__name__}: {exc} "
-                "(this is a bug in pmanifest; please report it with the input that caused it)",
-                err=True,
-            )
-            ctx.exit(EXIT_INTERNAL)
-
-
-@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=Boundary, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", prog_name="pmanifest")
 def main() -> None:
     """Preemption-aware Kubernetes manifests for GPU clusters.
@@ -55,6 +27,7 @@ def main() -> None:
     rules    the rule catalogue; explain RULE: why and how to fix
     policy   test your own declarative policies
     schema   the spec's JSON Schema, for editors
+    cluster  check a cluster request; preemption history and checkpoint sizing
 
     Exit codes: 0 clean, 1 findings (or drift with render --check), 2 usage, config, spec
     or input error, 3 internal error.
@@ -85,28 +58,45 @@ def main() -> None:
                                   "by file name.")
 @click.option("--profile", default=None,
               help="Provider profile; overrides cluster.profile [default: together].")
+@click.option("--cluster", "cluster_path", default=None, metavar="FILE",
+              help="A cluster request, saved `tg beta clusters` command line or cluster read: "
+                   "refuse workloads that cannot fit its standard GPUs, warn (stderr) about "
+                   "preemptible shortfalls.")
 def render(spec_path: str, output: str | None, output_format: str | None, check_path: str | None,
            kubernetes_version: str | None, templates_dir: str | None,
-           profile: str | None) -> None:
+           profile: str | None, cluster_path: str | None) -> None:
     """Render a spec into Kubernetes manifests on stdout (nothing is printed on error).
 
     What `pmanifest lint` would flag on the output is warned about on stderr, at the
-    workload's line in the spec; the exit code stays 0.
+    workload's line in the spec; the exit code stays 0. With --cluster, what cannot fit the
+    cluster's standard GPUs is refused (exit 2) and preemptible shortfalls are warned about.
     """
     from pmanifest.render import RenderOptions, read_spec, render_spec
     from pmanifest.render_output import check_drift, destination, write_output
 
     target, fmt = destination(output, output_format, check_path, spec_path)
+    cluster = _cluster(cluster_path, spec_path)
     text, name = read_spec(spec_path)
     rendered = render_spec(text, name, RenderOptions(kubernetes_version, templates_dir, fmt,
-                                                     profile))
+                                                     profile, cluster))
     for warning in rendered.warnings:  # what lint would flag; stdout stays the same
         click.echo(warning.replace("\n", " "), err=True)
     if check_path is not None:
         diff = check_drift(rendered.text, check_path)
-        sys.stdout.buffer.write(diff.encode("utf-8"))
+        write_bytes(diff.encode("utf-8"))
         sys.exit(EXIT_FINDINGS if diff else 0)
     write_output(rendered.text, target)
+
+
+def _cluster(path: str | None, other_input: str) -> Any:
+    """The ClusterRequest of --cluster, read before any work (None without the flag)."""
+    if path is None:
+        return None
+    if path == "-" and other_input == "-":
+        raise PmanifestError("--cluster - and another input cannot both read stdin")
+    from pmanifest.cluster_request import read_request
+
+    return read_request(path)
 
 
 @main.command()
@@ -114,7 +104,7 @@ def schema() -> None:
     """Print the JSON Schema (draft 2020-12) of the spec."""
     from pmanifest.spec import schema_json
 
-    sys.stdout.buffer.write(schema_json().encode("utf-8"))
+    write_bytes(schema_json().encode("utf-8"))
 
 
 # --- lint / rules / explain -----------------------------------------------------------------
@@ -126,7 +116,8 @@ def _colour(choice: str) -> bool:
 
     if choice != "auto":
         return choice == "always"
-    return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+    stdout = sys.stdout  # None when started with descriptor 1 closed
+    return stdout is not None and stdout.isatty() and not os.environ.get("NO_COLOR")
 
 
 @main.command()
@@ -158,14 +149,18 @@ def _colour(choice: str) -> bool:
 @click.option("--policies", "policy_dirs", multiple=True, metavar="DIR",
               help="Directory of your own declarative policies (*.yaml); repeatable.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
-              help="Lint in N processes (output is identical) [default: the number of CPUs, "
-                   "at most 8; small inputs run in one process].")
+              help="Lint in N processes (output is identical), at most twice the number of "
+                   "CPUs and one per 32 inputs [default: the number of CPUs, at most 8; small "
+                   "inputs run in one process]")
+@click.option("--cluster", "cluster_path", default=None, metavar="FILE",
+              help="A cluster request, saved `tg beta clusters` command line or cluster read: "
+                   "also check that the workloads of the whole run fit it (PM510-PM514).")
 def lint(
     paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, ...],
     fail_on: str | None, kubernetes_version: str | None, profile: str | None,
     config_path: str | None, disable: tuple[str, ...], select: tuple[str, ...],
     no_schema: bool, stdin_filename: str,
-    color: str, policy_dirs: tuple[str, ...], jobs: int | None,
+    color: str, policy_dirs: tuple[str, ...], jobs: int | None, cluster_path: str | None,
 ) -> None:
     """Check manifests for preemption mistakes (files, directories, or - for stdin).
 
@@ -175,13 +170,15 @@ def lint(
     """
     from pmanifest.lint_command import LintRequest, pair_outputs, run_lint
 
+    if cluster_path == "-" and "-" in paths:
+        raise PmanifestError("--cluster - and another input cannot both read stdin")
     request = LintRequest(paths, pair_outputs(formats, outputs), fail_on, kubernetes_version,
                           profile, config_path, disable, no_schema, stdin_filename,
-                          _colour(color), jobs, policy_dirs, select)
+                          _colour(color), jobs, policy_dirs, select, cluster_path)
     output, messages, exit_code = run_lint(request)
+    echo(output, nl=False)
     for message in messages:
         click.echo(message, err=True)
-    click.echo(output, nl=False)
     sys.exit(exit_code)
 
 
@@ -210,14 +207,17 @@ def rules(output_format: str, policy_dirs: tuple[str, ...], config_path: str | N
     if output_format == "json":
         import json
 
-        click.echo(json.dumps([{"id": m.id, "slug": m.slug, "severity": m.severity,
-                                "summary": m.summary, "kinds": list(m.kinds)} for m in metas],
-                              indent=2))
+        echo(json.dumps([{"id": m.id, "slug": m.slug, "severity": m.severity,
+                          "summary": m.summary, "kinds": list(m.kinds)} for m in metas],
+                        indent=2))
         return
     width = max(len(m.slug) for m in metas)
-    for m in metas:
-        kinds = f" [kinds: {', '.join(m.kinds)}]" if m.kinds else ""
-        click.echo(f"{m.id}  {m.slug:<{width}}  {m.severity:<7}  {m.summary}{kinds}")
+    echo("".join(f"{m.id}  {m.slug:<{width}}  {m.severity:<7}  {m.summary}{_kinds(m.kinds)}\n"
+                 for m in metas), nl=False)
+
+
+def _kinds(kinds: tuple[str, ...]) -> str:
+    return f" [kinds: {', '.join(kinds)}]" if kinds else ""
 
 
 @main.command()
@@ -235,16 +235,23 @@ def explain(rule_name: str, policy_dirs: tuple[str, ...], config_path: str | Non
             raise PmanifestError(f"unknown rule {rule_name!r}{suggest(rule_name)}; "
                                  "`pmanifest rules` lists them")
     m = found.meta
-    click.echo(f"{m.id} {m.slug} ({m.severity})\n\n{m.summary}\n")
-    click.echo(f"Applies to:\n  {_applies_to(found.applies, m.kinds, m.id)}\n")
-    click.echo(f"Why:\n  {m.rationale}\n\nFix:\n  {m.fix}\n")
-    click.echo("Failing example:\n" + _indent(m.example_fail or "(none given)"))
-    click.echo("Passing example:\n" + _indent(m.example_pass or "(none given)"), nl=False)
+    cluster = ("Cluster (--cluster) both examples are checked against:\n"
+               + _indent(m.example_cluster)) if m.example_cluster else ""
+    echo(f"{m.id} {m.slug} ({m.severity})\n\n{m.summary}\n\n"
+         f"Applies to:\n  {_applies_to(found.applies, m.kinds, m.id)}\n\n"
+         f"Why:\n  {m.rationale}\n\nFix:\n  {m.fix}\n\n"
+         "Failing example:\n" + _indent(m.example_fail or "(none given)") + "\n"
+         "Passing example:\n" + _indent(m.example_pass or "(none given)") + cluster, nl=False)
 
 
 def _applies_to(applies: str, kinds: tuple[str, ...], rule_id: str) -> str:
     if rule_id == "PM001":
         return "every YAML document"
+    if applies == "cluster":
+        return "cluster requests and reads (`pmanifest cluster check`)"
+    if applies == "input":
+        return "the GPU demand of every workload of a run, with `lint --cluster FILE` (or " \
+               "`render --cluster FILE`)"
     what = "objects" if applies == "object" else "pod templates"
     if kinds:
         return f"{what} of kind {', '.join(kinds)} (`group/Kind`: that API group only)"
@@ -280,6 +287,92 @@ def policy_test(dirs: tuple[str, ...]) -> None:
     from pmanifest.policy_command import run_policy_tests
 
     lines, failed = run_policy_tests(dirs)
-    for line in lines:
-        click.echo(line)
+    echo("".join(line + "\n" for line in lines), nl=False)
     sys.exit(EXIT_FINDINGS if failed else 0)
+
+
+# --- cluster: the capacity side of the contract -----------------------------------------------
+# (see pmanifest.cluster_command)
+
+
+@main.group()
+def cluster() -> None:
+    """The cluster side: request checks, preemption history and checkpoint sizing."""
+
+
+@cluster.command("check")
+@click.argument("paths", nargs=-1, required=True, metavar="FILE... | -")
+@click.option("--format", "formats", type=click.Choice(FORMATS), multiple=True,
+              help="Output format [default: text]; repeat for several reports, each paired in "
+                   "order with an --output.")
+@click.option("--output", "outputs", multiple=True, metavar="FILE|-",
+              help="Where the format at the same position goes (- or none: stdout).")
+@click.option("--fail-on", type=click.Choice(["error", "warning", "info"]), default="error",
+              show_default=True, help="Exit 1 when a finding is at or above this severity.")
+@click.option("--as", "kind", type=click.Choice(["create", "update", "read"]), default=None,
+              help="What each file is [default: a command line says; a body with cluster_id, "
+                   "status or *_preemptible_gpus echoes is a read, one with name, region, "
+                   "gpu_type or billing_type a create, anything else an update].")
+@click.option("--disable", multiple=True, metavar="RULE", help="Disable a rule (id or slug).")
+@click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto",
+              show_default=True, help="Colour severities (auto: only on a terminal).")
+def cluster_check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, ...],
+                  fail_on: str, kind: str | None, disable: tuple[str, ...], color: str) -> None:
+    """Check cluster requests: create/update bodies (JSON or YAML), saved `tg beta clusters`
+    command lines, or the JSON of a cluster read (rules PM501-PM505).
+    """
+    from pmanifest.cluster_check_command import CheckRequest, run_check
+    from pmanifest.lint_command import pair_outputs
+
+    output, messages, exit_code = run_check(CheckRequest(
+        paths, pair_outputs(formats, outputs), fail_on, kind, disable, _colour(color)))
+    echo(output, nl=False)
+    for message in messages:
+        click.echo(message, err=True)
+    sys.exit(exit_code)
+
+
+@cluster.command("events")
+@click.argument("paths", nargs=-1, required=True, metavar="FILE... | -")
+@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text",
+              show_default=True)
+@click.option("--plot", "plot_path", default=None, metavar="FILE",
+              help="Also write an SVG timeline of the events, one row per node (atomically).")
+@click.option("--checkpoint-seconds", type=click.FloatRange(min=0, min_open=True),
+              default=None, metavar="SECONDS",
+              help="How long one checkpoint takes [default: 90, the seed's figure for a "
+                   "~10B-parameter model].")
+@click.option("--nodes", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Preemptible nodes the job spans: losing any one interrupts it.")
+@click.option("--profile", default=None,
+              help="Provider profile whose drain window the checkpoint must fit "
+                   "[default: together].")
+@click.option("--since", default=None, metavar="TIME",
+              help="Start of the observation window (RFC 3339) [default: the first event].")
+@click.option("--until", default=None, metavar="TIME",
+              help="End of the observation window, e.g. when the read was saved (RFC 3339) "
+                   "[default: the last event].")
+@click.option("--node-field", default="node_name", show_default=True, metavar="NAME",
+              help="Field of a node_lifecycle_events entry that names the node (the API "
+                   "reference does not document it).")
+@click.option("--time-field", default=None, metavar="NAME",
+              help="Field of a node_lifecycle_events entry that holds its time, RFC 3339 or "
+                   "Unix seconds [default: the one field holding RFC 3339 times].")
+def cluster_events(
+    paths: tuple[str, ...], output_format: str, plot_path: str | None,
+    checkpoint_seconds: float | None, nodes: int, profile: str | None, since: str | None,
+    until: str | None, node_field: str, time_field: str | None,
+) -> None:
+    """Preemption history from saved cluster reads or `kubectl get events -o json`.
+
+    Prints preemptions per node and overall, the observed window, the mean time between
+    preemptions per node, and the checkpoint interval that minimises lost work for a job on
+    --nodes preemptible nodes (Young/Daly), with the GPU time it loses and whether the
+    checkpoint fits the drain window. Several files are merged (one event per node and
+    reason, as the API keeps them).
+    """
+    from pmanifest.cluster_command import EventsRequest, run_events
+
+    report = run_events(EventsRequest(paths, output_format, plot_path, checkpoint_seconds,
+                                      nodes, profile, since, until, node_field, time_field))
+    write_bytes(report.encode("utf-8"))

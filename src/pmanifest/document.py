@@ -21,6 +21,9 @@ class Pos(tuple[int, int]):
     def __new__(cls, line: int, column: int) -> Pos:
         return super().__new__(cls, (line, column))
 
+    def __getnewargs__(self) -> tuple[int, int]:
+        return self[0], self[1]  # pickle (parallel lint workers) calls __new__(cls, *these)
+
     @property
     def line(self) -> int:
         return self[0]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from pmanifest.document import Document, Finding, ObjectRef, Pos, dotted
 from pmanifest.loader import Broken, YamlProblem, decode, load_documents
@@ -20,6 +21,10 @@ from pmanifest.rules import Context, Hit, ObjectContext, Rule, registry
 from pmanifest.schema import DEFAULT_KUBERNETES_VERSION
 from pmanifest.suppress import annotation_ignores, inline_ignores
 from pmanifest.workloads import Workload, api_group, kind_matches, unread, workloads_of
+
+if TYPE_CHECKING:
+    from pmanifest.cluster_request import ClusterRequest
+    from pmanifest.demand import Demand
 
 SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
 ALWAYS = ("PM001",)  # a file that does not parse is never silently passed (also with --select)
@@ -34,6 +39,7 @@ class LintOptions:
     record_objects: bool = False  # keep the label of every object (JUnit lists them all)
     select: frozenset[str] | None = None  # run only these rule ids (None: every rule)
     roles: tuple[tuple[str, str], ...] = ()  # config `roles:`: (Kind or group/Kind, role)
+    cluster: ClusterRequest | None = None  # --cluster: whole-input capacity rules run
 
     @property
     def profile(self) -> Profile:
@@ -53,12 +59,31 @@ class FileResult:
     findings: list[Finding]
     objects: int  # Kubernetes objects seen
     labels: tuple[str, ...] = ()  # their labels, with LintOptions.record_objects
+    demands: tuple[Demand, ...] = ()  # GPU demand of its workloads (with --cluster)
     skipped: int = 0  # objects of kinds pmanifest cannot read (PM004), reported or not
 
 
 def lint_bytes(raw: bytes, file: str, options: LintOptions) -> list[Finding]:
-    """All findings for one file, sorted by position."""
-    return lint_file(raw, file, options).findings
+    """All findings for one file, sorted by position (whole-input rules included, the file
+    being the whole input)."""
+    result = lint_file(raw, file, options)
+    if not result.demands:
+        return result.findings
+    from pmanifest.cluster_lint import input_findings
+
+    extra = input_findings(result.demands, options, lambda _: raw)
+    return sorted(result.findings + extra, key=Finding.sort_key)
+
+
+@dataclass
+class _Collected:
+    """What one file's documents add up to."""
+
+    findings: list[Finding] = field(default_factory=list)
+    objects: int = 0
+    labels: list[str] = field(default_factory=list)
+    demands: list[Demand] = field(default_factory=list)
+    skipped: int = 0  # objects of kinds pmanifest cannot read
 
 
 def lint_file(raw: bytes, file: str, options: LintOptions) -> FileResult:
@@ -67,30 +92,42 @@ def lint_file(raw: bytes, file: str, options: LintOptions) -> FileResult:
     except YamlProblem as problem:
         return FileResult(_syntax_findings(file, problem, options), 0)
     lines = tuple(text.split("\n"))
-    findings: list[Finding] = []
-    objects = skipped = 0
-    labels: list[str] = []
-    rules = [r for r in registry().values() if r.check is not None and options.enabled(r.meta.id)]
+    rules = [r for r in registry().values() if r.check is not None
+             and r.applies in ("workload", "object") and options.enabled(r.meta.id)]
+    out = _Collected()
     for item in load_documents(text):
         if isinstance(item, Broken):
-            findings.extend(_syntax_findings(file, item.problem, options))
+            out.findings.extend(_syntax_findings(file, item.problem, options))
             continue
-        doc = Document(file, item.index, item.data, item.positions, lines)
-        checked = []
-        for obj in _objects(doc):
-            workloads = workloads_of(obj, options.profile, options.roles)
-            skipped += unread(obj, workloads)
-            checked.append((obj, _hits(obj, workloads, rules, options)))
-        objects += len(checked)
-        if options.record_objects:
-            labels.extend(ObjectRef(o.kind, o.name, o.namespace).label() for o, _ in checked)
-        # every finding of the document (List items included) is located in one pass
-        doc.positions.prefetch(obj.positions.absolute(path)
-                               for obj, hits in checked for _, hit in hits
-                               for path in _paths(hit))
-        for obj, hits in checked:
-            findings.extend(_findings(obj, hits, options))
-    return FileResult(sorted(findings, key=Finding.sort_key), objects, tuple(labels), skipped)
+        _lint_document(Document(file, item.index, item.data, item.positions, lines), rules,
+                       options, out)
+    return FileResult(sorted(out.findings, key=Finding.sort_key), out.objects,
+                      tuple(out.labels), tuple(out.demands), out.skipped)
+
+
+def _lint_document(doc: Document, rules: list[Rule], options: LintOptions,
+                   out: _Collected) -> None:
+    checked = []
+    for obj in _objects(doc):
+        workloads = workloads_of(obj, options.profile, options.roles)
+        out.skipped += unread(obj, workloads)
+        checked.append((obj, _hits(obj, workloads, rules, options)))
+    out.objects += len(checked)
+    if options.record_objects:
+        out.labels.extend(ObjectRef(o.kind, o.name, o.namespace).label() for o, _ in checked)
+    # every finding of the document (List items included) is located in one pass
+    doc.positions.prefetch(obj.positions.absolute(path)
+                           for obj, hits in checked for _, hit in hits
+                           for path in _paths(hit))
+    for obj, hits in checked:
+        out.findings.extend(_findings(obj, hits, options))
+    if options.cluster is not None:  # lint --cluster: the GPU demand of each workload
+        from pmanifest.cluster_lint import demands_of, object_prefixes, wants_demands
+
+        if wants_demands(options):
+            prefixes = object_prefixes(doc.data)
+            for obj, _ in checked:
+                out.demands.extend(demands_of(obj, prefixes.get(id(obj.data), ()), options))
 
 
 def _syntax_findings(file: str, problem: YamlProblem, options: LintOptions) -> list[Finding]:

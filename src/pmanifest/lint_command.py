@@ -16,13 +16,15 @@ from dataclasses import dataclass, field
 from pathlib import Path as FsPath
 
 from pmanifest.atomic import STDOUT, Identity, check_writable, identity, refuse_inputs, write_files
+from pmanifest.cluster_request import ClusterRequest
 from pmanifest.config import Config, find_config, load_config, resolve_rule
+from pmanifest.demand import Demand
 from pmanifest.document import Finding
 from pmanifest.errors import ConfigError, InputError
 from pmanifest.lint import SEVERITY_RANK, LintOptions, once_per_run
 from pmanifest.parallel import Linted, default_jobs, lint_inputs
 from pmanifest.reporters import Summary, reporter
-from pmanifest.sources import Problem, check_paths, iter_inputs
+from pmanifest.sources import FileRef, Problem, Source, check_paths, iter_inputs
 
 
 @dataclass(frozen=True)
@@ -46,6 +48,7 @@ class LintRequest:
     jobs: int | None = None  # None: one per CPU (bounded)
     policies: tuple[str, ...] = ()  # user policy directories (--policies)
     select: tuple[str, ...] = ()  # --select: only these rules (ids or slugs)
+    cluster: str | None = None  # --cluster FILE: whole-input capacity rules against it
 
 
 def pair_outputs(formats: tuple[str, ...], paths: tuple[str, ...]) -> tuple[Output, ...]:
@@ -97,7 +100,17 @@ def options_for(request: LintRequest, config: Config) -> LintOptions:
     if request.no_schema:
         severities["PM002"] = "off"
     select = frozenset(resolve_rule(name) for name in request.select) or None
-    return LintOptions(version, profile, severities, select=select, roles=config.roles)
+    return LintOptions(version, profile, severities, select=select, roles=config.roles,
+                       cluster=_cluster(request.cluster))
+
+
+def _cluster(path: str | None) -> ClusterRequest | None:
+    """The cluster request of --cluster, read before any manifest (None without it)."""
+    if path is None:
+        return None
+    from pmanifest.cluster_request import read_request
+
+    return read_request(path)
 
 
 def run_lint(request: LintRequest) -> tuple[str, list[str], int]:
@@ -130,6 +143,9 @@ class _Run:
     objects: int = 0
     skipped: int = 0  # objects of kinds pmanifest cannot read
     checked: list[tuple[str, str]] = field(default_factory=list)  # (file, object), for JUnit
+    demands: list[Demand] = field(default_factory=list)  # GPU demand (with --cluster)
+    order: dict[str, int] = field(default_factory=dict)  # file -> its place in the input
+    stdin: dict[str, bytes] = field(default_factory=dict)  # what stdin held, by its name
 
     def add(self, linted: Linted | Problem) -> None:
         if isinstance(linted, Problem):
@@ -138,12 +154,23 @@ class _Run:
             self.messages.append(f"{linted.name}: warning: {linted.message}")
             return
         self.files += 1
+        self.order.setdefault(linted.name, len(self.order))
         if linted.identity is not None:
             self.read.setdefault(linted.identity, linted.name)
         self.findings.extend(linted.result.findings)
+        self.demands.extend(linted.result.demands)
         self.objects += linted.result.objects
         self.skipped += linted.result.skipped
         self.checked.extend((linted.name, label) for label in linted.result.labels)
+
+    def read_again(self, name: str) -> bytes | None:
+        """A linted file's bytes once more (stdin's are kept), to locate late findings."""
+        if name in self.stdin:
+            return self.stdin[name]
+        try:
+            return FsPath(name).read_bytes()
+        except OSError:
+            return None
 
     @property
     def summary(self) -> Summary:
@@ -161,12 +188,14 @@ def _lint(request: LintRequest, config: Config) -> tuple[str, list[str], int]:
         check_writable(output.path)
     run = _Run(_other_inputs(request, config))
     refuse_inputs((o.path for o in request.outputs), run.read)
-    inputs = iter_inputs(request.paths, request.stdin_filename, config.exclude,
-                         config.base_dir)
+    inputs = _kept(iter_inputs(request.paths, request.stdin_filename, config.exclude,
+                               config.base_dir), run, options)
     jobs = request.jobs if request.jobs is not None else default_jobs()
     for linted in lint_inputs(inputs, options, jobs):
         run.add(linted)
     run.findings = once_per_run(run.findings)
+    if run.demands:
+        run.findings = _with_input_findings(run, options)
     stdout = _reports(request, run)
     if run.findings and any(o.format == "text" for o in request.outputs):
         from pmanifest.reporters.text_format import summary_line
@@ -194,12 +223,35 @@ def _reports(request: LintRequest, run: _Run) -> str:
     return stdout
 
 
+def _kept(items: Iterator[FileRef | Source | Problem], run: _Run,
+          options: LintOptions) -> Iterator[FileRef | Source | Problem]:
+    """The inputs, keeping what stdin held when --cluster may need to read it again."""
+    for item in items:
+        if options.cluster is not None and isinstance(item, Source):
+            run.stdin[item.name] = item.raw
+        yield item
+
+
+def _with_input_findings(run: _Run, options: LintOptions) -> list[Finding]:
+    """The whole-input rules' findings, each in its file's place (files in input order)."""
+    from pmanifest.cluster_lint import input_findings
+
+    extra = input_findings(run.demands, options, run.read_again)
+    if not extra:
+        return run.findings
+    order = run.order
+    return sorted(run.findings + extra, key=lambda f: (order.get(f.file, len(order)),
+                                                       *f.sort_key()[1:]))
+
+
 def _other_inputs(request: LintRequest, config: Config) -> dict[Identity, str]:
     """The files a lint run reads besides the manifests: named paths, the config file and the
     policy files (identity -> name as given)."""
     from pmanifest.policy import policy_files
 
     names = [p for p in request.paths if p != "-"]
+    if request.cluster is not None and request.cluster != "-":
+        names.append(request.cluster)
     if config.source is not None:
         names.append(config.source)
     names.extend(p.source for p in config.policies)

@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 import difflib
-import sys
 
-from pmanifest.atomic import STDOUT, check_writable, identity, refuse_inputs, write_files
+from pmanifest.atomic import (
+    STDOUT,
+    check_writable,
+    identity,
+    refuse_inputs,
+    write_bytes,
+    write_files,
+)
 from pmanifest.errors import InputError
 
 FORMATS = ("yaml", "json")
@@ -36,18 +42,20 @@ def destination(
 
 def write_output(rendered: str, target: str) -> None:
     if target == STDOUT:
-        sys.stdout.buffer.write(rendered.encode("utf-8"))
-        sys.stdout.flush()
+        write_bytes(rendered.encode("utf-8"))
     else:
         write_files({target: rendered}, "rendered manifests")
 
 
 def check_drift(rendered: str, committed_path: str) -> str:
     """A unified diff from the committed file to today's render ("" when identical)."""
+    from pmanifest.sources import Unreadable, read_limited
+
     try:
-        with open(committed_path, "rb") as handle:
-            raw = handle.read()
-    except OSError as exc:
+        raw, _ = read_limited(committed_path)
+    except Unreadable as exc:
+        raise InputError(f"cannot read the rendered file: {exc.reason}", committed_path) from None
+    except OSError as exc:  # a directory
         raise InputError(f"cannot read the rendered file: {exc.strerror or exc}",
                          committed_path) from None
     committed = raw.decode("utf-8", errors="replace").replace("\r\n", "\n")

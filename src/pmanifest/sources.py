@@ -1,8 +1,13 @@
 """Where lint input comes from: files, directories (recursively) and stdin.
 
 Directories yield ``*.yaml``/``*.yml`` files in sorted order, skipping hidden directories.
-Symlink loops, dangling links and unreadable entries are reported as problems, not fatal.
-A path named on the command line that does not exist is an input error (exit 2).
+Directories behind symbolic links are walked after every real one, so a directory is linted
+under its real name; a link to one already linted is reported and skipped, as are symlink
+loops, dangling links and unreadable entries (problems, not fatal). A path named on the
+command line that does not exist is an input error (exit 2).
+
+Every input is read with a cap (``MAX_INPUT_BYTES``): regular files, FIFOs (``<(helm
+template ...)``) and stdin. Devices and sockets are refused unread: ``/dev/zero`` never ends.
 """
 
 from __future__ import annotations
@@ -10,15 +15,60 @@ from __future__ import annotations
 import contextlib
 import fnmatch
 import os
+import stat
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path as FsPath
+from typing import BinaryIO
 
 from pmanifest.atomic import Identity
 from pmanifest.errors import InputError
 
 SUFFIXES = (".yaml", ".yml")
+# The most read from one input: far above any manifest (the API server stores at most
+# ~1.5 MiB per object), far below what would exhaust memory.
+MAX_INPUT_BYTES = 64 * 1024 * 1024
+TOO_BIG = f"more than {MAX_INPUT_BYTES >> 20} MiB (the most pmanifest reads from one input)"
+_KINDS = ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+          (stat.S_ISSOCK, "a socket"))
+
+
+class Unreadable(Exception):
+    """An input that cannot be read: the reason, in words that follow "cannot read: "."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def read_limited(path: str) -> tuple[bytes, Identity | None]:
+    """The bytes of a regular file or FIFO and its identity; Unreadable for anything else
+    (a directory raises IsADirectoryError), or beyond MAX_INPUT_BYTES."""
+    try:
+        found = os.stat(path)
+    except OSError as exc:
+        raise Unreadable(exc.strerror or str(exc)) from None
+    for test, kind in _KINDS:
+        if test(found.st_mode):
+            raise Unreadable(f"{kind}, not a file")
+    if stat.S_ISREG(found.st_mode) and found.st_size > MAX_INPUT_BYTES:
+        raise Unreadable(TOO_BIG)
+    try:
+        with open(path, "rb") as handle:
+            return read_stream(handle), _identity(handle)
+    except IsADirectoryError:
+        raise
+    except OSError as exc:
+        raise Unreadable(exc.strerror or str(exc)) from None
+
+
+def read_stream(stream: BinaryIO) -> bytes:
+    """All of an open stream (stdin, a pipe), or Unreadable beyond MAX_INPUT_BYTES."""
+    raw = stream.read(MAX_INPUT_BYTES + 1)
+    if len(raw) > MAX_INPUT_BYTES:
+        raise Unreadable(TOO_BIG)
+    return raw
 
 
 @dataclass(frozen=True)
@@ -63,69 +113,109 @@ def iter_inputs(
     """Every input in a fixed order: files as references, stdin already read."""
     for path in paths:
         if path == "-":
-            yield Source(stdin_name, sys.stdin.buffer.read(), _identity(sys.stdin.buffer))
+            try:
+                yield Source(stdin_name, read_stream(sys.stdin.buffer),
+                             _identity(sys.stdin.buffer))
+            except Unreadable as exc:
+                yield Problem(stdin_name, f"cannot read: {exc.reason}", named=True)
         elif os.path.isdir(path):
             yield from _walk(path, exclude, base)
         else:
             yield FileRef(path, named=True)
 
 
-def _excluded(name: str, exclude: tuple[str, ...], base: FsPath | None) -> bool:
+def _excluded(name: str, exclude: tuple[str, ...], base: FsPath | None, via_link: bool) -> bool:
     if not exclude:
         return False
     candidates = {name, name.removeprefix("./")}
     if base is not None:
         with contextlib.suppress(ValueError):
             candidates.add(os.path.relpath(name, base).replace(os.sep, "/"))
+            if via_link:  # reached through a symbolic link: its real path matches too
+                real = os.path.relpath(os.path.realpath(name), base)
+                candidates.add(real.replace(os.sep, "/"))
     return any(fnmatch.fnmatch(c, pattern) for c in candidates for pattern in exclude)
 
 
 def _walk(
     root: str, exclude: tuple[str, ...], base: FsPath | None
 ) -> Iterator[FileRef | Problem]:
-    seen: set[tuple[int, int]] = set()
+    walk = _Walk(exclude, base)
+    yield from walk.tree(root, os.path.islink(root))
+    while walk.links:  # directories behind links, once every real one is done
+        yield from walk.tree(walk.links.pop(0), True)
 
-    def visit(directory: str) -> Iterator[FileRef | Problem]:
+
+@dataclass
+class _Walk:
+    """One directory walk, without recursion (a tree may be deeper than Python's stack)."""
+
+    exclude: tuple[str, ...]
+    base: FsPath | None
+    seen: dict[tuple[int, int], str] = field(default_factory=dict)  # -> name linted under
+    links: list[str] = field(default_factory=list)  # symbolic links to directories, in order
+
+    def tree(self, top: str, via_link: bool) -> Iterator[FileRef | Problem]:
+        stack: list[Iterator[os.DirEntry[str]]] = []
+        yield from self.enter(top, stack)
+        while stack:
+            entry = next(stack[-1], None)
+            if entry is None:
+                stack.pop()
+            else:
+                yield from self.entry(entry, stack, via_link)
+
+    def enter(self, directory: str, stack: list[Iterator[os.DirEntry[str]]]
+              ) -> Iterator[Problem]:
         try:
-            stat = os.stat(directory)
-        except OSError as exc:
-            yield Problem(directory, f"cannot read directory: {exc.strerror}")
-            return
-        key = (stat.st_dev, stat.st_ino)
-        if key in seen:
-            yield Problem(directory, "symlink loop; directory skipped")
-            return
-        seen.add(key)
-        try:
+            found = os.stat(directory)
+            key = (found.st_dev, found.st_ino)
+            if key in self.seen:
+                yield Problem(directory, self.already(directory, self.seen[key]))
+                return
+            self.seen[key] = directory
             entries = sorted(os.scandir(directory), key=lambda e: e.name)
         except OSError as exc:
             yield Problem(directory, f"cannot read directory: {exc.strerror}")
             return
-        for entry in entries:
-            name = os.path.join(directory, entry.name)
-            if entry.name.startswith(".") or _excluded(name, exclude, base):
-                continue
-            try:
-                is_dir = entry.is_dir()
-                is_file = entry.is_file()
-            except OSError as exc:
-                yield Problem(name, f"cannot read: {exc.strerror}")
-                continue
-            if is_dir:
-                yield from visit(name)
-            elif entry.name.endswith(SUFFIXES):
-                if is_file:
-                    yield FileRef(name)
-                elif entry.is_symlink():
-                    yield Problem(name, "dangling symbolic link; skipped")
+        stack.append(iter(entries))
 
-    yield from visit(root)
+    def entry(self, entry: os.DirEntry[str], stack: list[Iterator[os.DirEntry[str]]],
+              via_link: bool) -> Iterator[FileRef | Problem]:
+        name = entry.path
+        if entry.name.startswith(".") or _excluded(name, self.exclude, self.base, via_link):
+            return
+        try:
+            is_link, is_dir, is_file = entry.is_symlink(), entry.is_dir(), entry.is_file()
+        except OSError as exc:
+            yield Problem(name, f"cannot read: {exc.strerror}")
+            return
+        if is_dir and is_link:
+            self.links.append(name)
+        elif is_dir:
+            yield from self.enter(name, stack)
+        elif entry.name.endswith(SUFFIXES):
+            if is_file:
+                yield FileRef(name)
+            elif is_link and os.path.exists(name):
+                yield Problem(name, "symbolic link to something that is not a file; skipped")
+            elif is_link:
+                yield Problem(name, "dangling symbolic link; skipped")
+
+    @staticmethod
+    def already(directory: str, first: str) -> str:
+        """Why a directory seen before is skipped, in true words."""
+        if not os.path.islink(directory):
+            return f"the same directory as {first}, which is linted under that name; skipped"
+        real = os.path.realpath(directory)
+        parent = os.path.realpath(os.path.dirname(directory))
+        if parent == real or parent.startswith(real.rstrip(os.sep) + os.sep):
+            return "symlink loop; directory skipped"
+        return f"symbolic link to {first}, which is linted under that name; skipped"
 
 
 def _identity(handle: object) -> Identity | None:
     """(device, inode) of an open regular file, None for a pipe, a terminal or no file."""
-    import stat
-
     try:
         found = os.fstat(handle.fileno())  # type: ignore[attr-defined]
     except (AttributeError, OSError, ValueError):
@@ -135,9 +225,9 @@ def _identity(handle: object) -> Identity | None:
 
 def _read(path: str) -> Source | Problem:
     try:
-        with open(path, "rb") as handle:
-            return Source(path, handle.read(), _identity(handle))
+        raw, identity = read_limited(path)
     except IsADirectoryError:
         return Problem(path, "is a directory")
-    except OSError as exc:
-        return Problem(path, f"cannot read: {exc.strerror}")
+    except Unreadable as exc:
+        return Problem(path, f"cannot read: {exc.reason}")
+    return Source(path, raw, identity)

@@ -33,6 +33,7 @@ from pmanifest.workload_kinds import (
     POD_CONTAINERS,
     SET,
     WORKER,
+    builtin_group,
     coordinator_name,
     stateful_image,
 )
@@ -79,10 +80,17 @@ class Workload:
     declared: bool = False  # the role comes from a pmanifest.io/role label or annotation
     recovers: bool = False  # its framework (Ray) replaces lost pods and resumes on its own
     kind_title: str = ""  # how messages name the kind when ``kind`` alone is ambiguous
+    owner: Path = ()  # the object holding the template: () or an embedded object's path
 
     @property
     def is_job(self) -> bool:
         return self.job_path is not None
+
+    @property
+    def builtin(self) -> bool:
+        """A template of a built-in kind (Pod, Job, Deployment, ...) that is the document's
+        object itself, not embedded in a custom resource."""
+        return not self.owner and builtin_group(self.group)
 
     @property
     def long_running(self) -> bool:
@@ -198,6 +206,7 @@ def workloads_of(doc: Document, profile: Profile, roles: Roles = ()) -> tuple[Wo
             declared=declared,
             recovers=found.template.recovers,
             kind_title=found.title,
+            owner=found.owner,
         ))
     return tuple(out)
 

@@ -42,4 +42,11 @@ SPECS: dict[str, bytes | str] = {
     "name-hostile": HEAD + "workloads:\n  - {name: \"a; rm -rf /\", image: x}\n",
     "helm-template": HEAD + "workloads:\n  - name: {{ .Values.name }}\n",
     "nul-byte": HEAD.encode() + b"workloads: []\x00\n",
+    # keys that are not strings, where the schema allows any key (issue 15, item 15)
+    "labels-int-key": W + "    labels: {1: x}\n",
+    "env-int-key": W + "    env: {A: b, 1: x}\n",
+    "node-selector-int-key-in-defaults": "defaults: {nodeSelector: {8: x}}\n" + W,
+    "requests-int-key": W + "    resources: {requests: {cpu: 1, 2: 3}}\n",
+    "aliased-int-key": W + "    gpus: &g 1\n    env: {*g : x}\n",
+    "int-key-in-a-toleration-list": W + "    tolerations: [{key: a}, {7: b}]\n",
 }

@@ -101,6 +101,18 @@ EXPECTED: dict[str, str] = {
         '2:1: file contains NUL bytes (binary data?); save the spec as UTF-8 '
         'text'
     ),
+    'labels-int-key': (
+        '5:14: workloads[0].labels key 1 must be a string, got integer; quote it: "1"'),
+    'env-int-key': '5:17: workloads[0].env key 1 must be a string, got integer; quote it: "1"',
+    'node-selector-int-key-in-defaults': (
+        '1:27: defaults.nodeSelector key 8 must be a string, got integer; quote it: "8"'),
+    'requests-int-key': (
+        '5:36: workloads[0].resources.requests key 2 must be a string, got integer; quote it: '
+        '"2"'),
+    'aliased-int-key': '6:11: workloads[0].env key 1 must be a string, got integer; quote it: "1"',
+    'int-key-in-a-toleration-list': (
+        "5:30: unknown key '7' in workloads[0].tolerations[1]; remove it (allowed: effect, "
+        "key, operator, tolerationSeconds, value)"),
 }
 
 
@@ -152,3 +164,46 @@ def test_hostile_spec_in_a_real_process(tmp_path: Path, name: str) -> None:
     assert (proc.returncode, proc.stdout) == (2, b"")
     assert proc.stderr.decode() == f"{name}.yaml:{EXPECTED[name]}\n"
     assert not (tmp_path / "MARKER").exists()
+
+
+INTEGRAL = ("apiVersion: pmanifest/v1\ncluster: {{sharedVolume: {{claimName: s, mountPath: /s}}}}\n"
+                     "workloads:\n  - name: a\n    image: ghcr.io/acme/t:1\n"
+                     "    command: [python, t.py, {n}]\n    env: {{A: {f}, B: {n}}}\n"
+                     "    gpus: {g}\n    parallelism: {p}\n    completions: {p}\n"
+                     "    backoffLimit: {p}\n    ports: [{port}]\n"
+                     "    resources: {{requests: {{cpu: {g}}}}}\n"
+                     "    tolerations: [{{key: k, operator: Exists, effect: NoExecute, "
+                     "tolerationSeconds: {g}}}]\n"
+                     "    checkpoint: {{command: [c], trigger: sigterm, "
+                     "gracePeriodSeconds: {grace}, dir: /s/c}}\n"
+                     "  - {{name: b, role: serving, image: x, replicas: {p}}}\n")
+
+
+def test_integral_floats_are_integers(runner: CliRunner, tmp_path: Path) -> None:
+    """`gpus: 8.0` is the integer 8 (JSON Schema's own reading of "integer", which the
+    published schema states); it failed as "fix the template" naming a built-in template.
+    Values passed on as text (command, args, env) keep the text they had."""
+    floats = INTEGRAL.format(n="1.0", f='"2.0"', g="8.0", p="2.0", port="8000.0", grace="300.0")
+    ints = INTEGRAL.format(n='"1.0"', f='"2.0"', g="8", p="2", port="8000", grace="300")
+    (tmp_path / "floats.yaml").write_text(floats)
+    (tmp_path / "ints.yaml").write_text(ints)
+    with_floats = invoke(runner, ["render", "-f", "floats.yaml"])
+    with_ints = invoke(runner, ["render", "-f", "ints.yaml"])
+    assert (with_ints.exit_code, with_ints.stderr) == (0, "")
+    assert (with_floats.exit_code, with_floats.stdout, with_floats.stderr) == (
+        0, with_ints.stdout, "")
+    assert "        nvidia.com/gpu: 8\n" in with_ints.stdout
+
+
+@pytest.mark.parametrize(("field", "message"), [
+    ("gpus: 8.5", "5:11: workloads[0].gpus must be an integer, got number; give an integer"),
+    ("replicas: 1.0e+400", "5:15: workloads[0].replicas must be an integer, got number; give an "
+                           "integer"),
+])
+def test_fractional_and_infinite_floats_are_refused_at_the_spec(
+        runner: CliRunner, tmp_path: Path, field: str, message: str) -> None:
+    (tmp_path / "spec.yaml").write_text(
+        "apiVersion: pmanifest/v1\nworkloads:\n  - name: a\n    role: serving\n"
+        f"    {field}\n    image: x\n")
+    result = invoke(runner, ["render", "-f", "spec.yaml"])
+    assert (result.exit_code, result.stdout, result.stderr) == (2, "", f"spec.yaml:{message}\n")

@@ -60,9 +60,9 @@ def test_override_of_an_included_template(tmp_path: Path) -> None:
      ":3: template syntax error: Expected an expression, got 'end of statement block'; "
      "fix the template"),
     ("service.yaml.j2", "apiVersion: v1\nkind: Service\nmetadata: {{ nothing }}\n",
-     ": template failed: 'nothing' is undefined; fix the template"),
+     ":3: template failed: 'nothing' is undefined; fix the template"),
     ("service.yaml.j2", "apiVersion: v1\nkind: Service\nx: {{ ''.__class__.__mro__ }}\n",
-     ": template failed: access to attribute '__class__' of 'str' object is unsafe.; "
+     ":3: template failed: access to attribute '__class__' of 'str' object is unsafe; "
      "fix the template"),
     ("service.yaml.j2", "apiVersion: v1\nkind: Service\nmetadata: [oops\n",
      ": rendered text is not valid YAML (line 4, column 1 of the output): did not find "

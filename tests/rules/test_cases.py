@@ -12,6 +12,11 @@ A case file ``cases/<anything>.yaml`` looks like::
         all_rules: false   # ...unless true: then every finding is compared
         kubernetesVersion: "1.31"   # optional
         profile: together           # optional
+        cluster: |                  # whole-input rules: the cluster request (also at the top)
+          num_gpus: 16
+
+For a cluster rule (``applies="cluster"``) the ``manifest`` is a cluster request body or a
+saved ``tg beta clusters`` command line.
 """
 
 from __future__ import annotations
@@ -22,8 +27,9 @@ from typing import Any
 import pytest
 import yaml
 
-from pmanifest.lint import LintOptions, lint_bytes
+from pmanifest.lint import LintOptions
 from pmanifest.rules import lookup, registry
+from tests.rules.running import findings_of
 
 CASES_DIR = Path(__file__).parent / "cases"
 
@@ -40,6 +46,8 @@ def _cases() -> list[Any]:
     params = []
     for stem, data in _case_files():
         for case in data["cases"]:
+            if "cluster" in data:
+                case = {"cluster": data["cluster"], **case}
             params.append(pytest.param(data["rule"], case, id=f"{stem}: {case['name']}"))
     return params
 
@@ -51,7 +59,7 @@ def run_case(rule_name: str, case: dict[str, Any]) -> list[str]:
         kubernetes_version=str(case.get("kubernetesVersion", "1.31")),
         profile_name=case.get("profile", "together"),
     )
-    findings = lint_bytes(case["manifest"].encode("utf-8"), "case.yaml", options)
+    findings = findings_of(rule, case["manifest"], "case.yaml", options, case.get("cluster", ""))
     return [
         f"{f.line}:{f.column} {f.slug}"
         for f in findings

@@ -21,6 +21,7 @@ import yaml
 
 from pmanifest.document import Path, Positions, RawTables
 from pmanifest.loader.builder import LOCATE_ABOVE, MAX_DEPTH, YamlProblem, _Builder
+from pmanifest.loader.events import FAST_LOADER
 
 __all__ = ["MAX_DEPTH", "Broken", "Loaded", "YamlProblem", "decode", "load_documents",
            "load_single", "split_documents"]
@@ -88,24 +89,11 @@ def load_documents(text: str) -> Iterator[Loaded | Broken]:
         if _only_comments(chunk):
             continue  # a marker-only or comment-only chunk is not a document
         fix = _line_fixer(chunk, first_line)
+        builder = _Builder(first_line, record=False)
         try:
-            built = _Builder(first_line, record=False).run(chunk)
-        except YamlProblem as problem:
-            problem.templated = "{{" in chunk
-            if fix is not None:
-                problem.line, problem.column = fix(problem.line, problem.column)
-            yield Broken(index, problem)
-        except yaml.MarkedYAMLError as exc:
-            mark = exc.problem_mark or exc.context_mark
-            line = (mark.line if mark else 0) + first_line + 1
-            column = (mark.column if mark else 0) + 1
-            if fix is not None:
-                line, column = fix(line, column)
-            found = YamlProblem(exc.problem or exc.context or "invalid YAML", line, column)
-            found.templated = "{{" in chunk
-            yield Broken(index, found)
-        except yaml.YAMLError as exc:
-            yield Broken(index, YamlProblem(str(exc).splitlines()[0], first_line + 1, 1))
+            built = builder.run(chunk)
+        except (YamlProblem, yaml.YAMLError) as exc:
+            yield Broken(index, _problem(exc, chunk, first_line, fix, builder))
         else:
             if built is None:
                 continue
@@ -117,6 +105,50 @@ def load_documents(text: str) -> Iterator[Loaded | Broken]:
                 positions = Positions(build=tables)
             yield Loaded(index, data, positions, first_line + 1)
         index += 1
+
+
+def _problem(exc: YamlProblem | yaml.YAMLError, chunk: str, first_line: int,
+             fix: Callable[[int, int], tuple[int, int]] | None, builder: _Builder) -> YamlProblem:
+    """Why a document did not parse, at its position in the file."""
+    if isinstance(exc, YamlProblem):
+        problem = exc
+    elif isinstance(exc, yaml.MarkedYAMLError):
+        mark = exc.problem_mark or exc.context_mark
+        problem = YamlProblem(exc.problem or exc.context or "invalid YAML",
+                              (mark.line if mark else 0) + first_line + 1,
+                              (mark.column if mark else 0) + 1)
+    elif isinstance(exc, yaml.reader.ReaderError):
+        # a character YAML does not allow: the position is an offset into the chunk (in
+        # UTF-8 bytes when libyaml read it), counted here in the file's lines and characters
+        offset = exc.position
+        if builder.loader is FAST_LOADER:
+            offset = len(chunk.encode("utf-8")[:offset].decode("utf-8", "ignore"))
+        line = chunk.count("\n", 0, offset) + first_line + 1
+        column = offset - (chunk.rfind("\n", 0, offset) + 1) + 1
+        return _hinted(YamlProblem(str(exc).splitlines()[0], line, column), chunk, first_line)
+    else:
+        problem = YamlProblem(str(exc).splitlines()[0], first_line + 1, 1)
+    if fix is not None:
+        problem.line, problem.column = fix(problem.line, problem.column)
+    return _hinted(problem, chunk, first_line)
+
+
+# What plain YAML holds outside quoted scalars and comments, for the Helm hint: a quote opens a
+# scalar at the start of a line or after a space or flow indicator; `#` after a space comments.
+_PLAIN_SCAN = re.compile(r"""(?:(?<=[\s\[{,:])|^)(?:"(?:[^"\\]|\\.)*"?|'(?:[^']|'')*'?)"""
+                         r"|(?:(?<=\s)|^)#.*|\{\{")
+
+
+def _hinted(problem: YamlProblem, chunk: str, first_line: int) -> YamlProblem:
+    """Mark the problem as templated when a ``{{`` stands in plain YAML where it is: on its
+    line or the next (libyaml often stops at the key before a template line), not inside a
+    quoted value or a comment."""
+    if "{{" in chunk:
+        k = problem.line - first_line - 1
+        lines = chunk.split("\n")[max(k, 0):k + 2]
+        problem.templated = any(m.group() == "{{" for text in lines
+                                for m in _PLAIN_SCAN.finditer(text))
+    return problem
 
 
 def _only_directives(chunk: str) -> bool:

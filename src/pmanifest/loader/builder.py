@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import yaml
 from yaml.constructor import SafeConstructor
@@ -19,14 +19,19 @@ from yaml.events import (
     StreamEndEvent,
 )
 from yaml.nodes import ScalarNode
-from yaml.resolver import Resolver
 
 from pmanifest.document import Path, Pos, Positions
-
-try:
-    _Loader: type = yaml.CSafeLoader
-except AttributeError:  # pragma: no cover - PyYAML built without libyaml
-    _Loader = yaml.SafeLoader
+from pmanifest.loader.events import (
+    CONSTRUCTED_TAGS,
+    FAST_LOADER,
+    PLAIN_TAGS,
+    STR,
+    TAG,
+    SurrogateLoader,
+    as_key,
+    needs_python_parser,
+    resolve_plain,
+)
 
 MAX_DEPTH = 200
 # Above this many characters a document's positions are looked up path by path (a second
@@ -39,37 +44,6 @@ MAX_ALIAS_EXPANSION = 100_000
 # manifest reaches (a 12 MB List of 40,000 Pods uses about 7M cells).
 MAX_CELLS_PER_CHAR = 4
 MIN_MAX_CELLS = 4_000_000
-
-_TAG = "tag:yaml.org,2002:"
-_PLAIN_TAGS = {_TAG + "str", _TAG + "timestamp", _TAG + "binary"}
-_CONSTRUCTED_TAGS = {_TAG + "int", _TAG + "float", _TAG + "bool", _TAG + "null"}
-_STR = _TAG + "str"
-_RESOLVER = Resolver()
-_RESOLVED: dict[tuple[str, Any], str] = {}
-
-
-_MAY_RESOLVE = frozenset(_RESOLVER.yaml_implicit_resolvers)  # first characters with a regex
-_CACHE_LIMIT = 4096
-
-
-def _resolve_plain(value: str, implicit: Any) -> str:
-    """The implicit tag of an untagged scalar. Only a plain scalar whose first character can
-    start a non-string (a digit, ``t``rue, ``n``ull, ...) needs regexes; those results are
-    cached (manifests repeat their words), in a small bounded cache."""
-    if not implicit[0]:
-        return _STR  # quoted: a string whatever it looks like
-    if (value[:1] if value else "") not in _MAY_RESOLVE:
-        return _STR
-    key = (value, implicit)
-    tag = _RESOLVED.get(key)
-    if tag is None:
-        tag = _RESOLVER.resolve(ScalarNode, value, implicit)  # type: ignore[no-untyped-call]
-        if len(_RESOLVED) >= _CACHE_LIMIT:
-            _RESOLVED.clear()
-        _RESOLVED[key] = tag
-    return tag
-
-
 
 class YamlProblem(Exception):
     """Why a document could not be turned into data, with its 1-based position."""
@@ -104,7 +78,8 @@ class _Wanted(dict[Any, Any]):
 class _Frame:
     """A mapping or sequence being built."""
 
-    __slots__ = ("anchor", "depth", "key", "merges", "path", "pending_key", "size", "value")
+    __slots__ = ("anchor", "depth", "height", "key", "merges", "path", "pending_key", "size",
+                 "value")
 
     def __init__(self, value: dict[Any, Any] | list[Any], path: Path, anchor: str | None) -> None:
         self.value = value
@@ -115,10 +90,21 @@ class _Frame:
         self.merges: list[dict[Any, Any]] = []
         self.size = 1  # nodes in this subtree, alias expansions included
         self.depth = len(path) + 1  # path length (cells) of each child
+        self.height = 1  # container levels in this subtree, aliased values included
 
 
 _NO_KEY = object()
 _MERGE = object()
+
+
+class _Anchor(NamedTuple):
+    """What an alias of the anchor attaches: the value, its size and height, and for a
+    scalar the text it has as a mapping key (``1.5``, ``null``, ``yes`` are keys as written)."""
+
+    value: Any
+    size: int
+    height: int
+    key: Any
 
 
 class _Builder:
@@ -136,16 +122,22 @@ class _Builder:
     ) -> None:
         self.offset = line_offset
         self.record = record  # False: data only (positions are built again on demand)
-        if not record:
+        self.wanted = wanted
+        self.loader = FAST_LOADER  # SurrogateLoader when libyaml refused a surrogate pair
+        self.reset()
+
+    def reset(self) -> None:
+        """Empty tables and state, for a (second) parse."""
+        if not self.record:
             table: Callable[[], dict[Any, Any]] = _Discard
-        elif wanted is not None:  # only these paths (a very large document)
-            table = functools.partial(_Wanted, wanted)
+        elif self.wanted is not None:  # only these paths (a very large document)
+            table = functools.partial(_Wanted, self.wanted)
         else:
             table = dict
         self.keys: dict[Path, tuple[int, int]] = table()
         self.values: dict[Path, tuple[int, int]] = table()
         self.scalars: dict[Path, tuple[int, int, str | None]] = table()
-        self.anchors: dict[str, tuple[Any, int]] = {}  # anchor -> (value, subtree size)
+        self.anchors: dict[str, _Anchor] = {}
         self.expanded = 0
         self.constructor = SafeConstructor()
         self.stack: list[_Frame] = []
@@ -160,68 +152,78 @@ class _Builder:
         return (mark.line + self.offset + 1, mark.column + 1)
 
     def run(self, chunk: str) -> tuple[Any, Positions] | None:
-        self.max_cells = max(MIN_MAX_CELLS, MAX_CELLS_PER_CHAR * len(chunk))
-        parser = _Loader(chunk)
         try:
-            get_event = parser.get_event
+            return self.parse(chunk)
+        except yaml.MarkedYAMLError as exc:
+            if self.loader is not FAST_LOADER or not needs_python_parser(exc, chunk):
+                raise
+        self.loader = SurrogateLoader
+        self.reset()
+        return self.parse(chunk)
+
+    def parse(self, chunk: str) -> tuple[Any, Positions] | None:
+        self.max_cells = max(MIN_MAX_CELLS, MAX_CELLS_PER_CHAR * len(chunk))
+        parser = self.loader(chunk)
+        handlers: dict[type, Callable[[Any], None]] = {
+            MappingStartEvent: self.start, SequenceStartEvent: self.start,
+            MappingEndEvent: self.end, SequenceEndEvent: self.end, AliasEvent: self.alias,
+        }
+        event: Any = None
+        try:
             stack = self.stack
-            keys, values, scalars = self.keys, self.values, self.scalars
-            offset = self.offset + 1
-            resolve = _resolve_plain
-            record = self.record
-            event: Any = None
-            while True:
-                try:
-                    event = get_event()
-                except yaml.MarkedYAMLError as exc:
-                    if "nesting depth" in str(exc.problem):  # libyaml's own limit (>= 6.0.4)
-                        raise self.too_deep(chunk, event, exc) from None
-                    raise
+            string = self.string
+            resolve = resolve_plain
+            for event in iter(parser.get_event, None):
                 kind = type(event)
                 if kind is ScalarEvent:
-                    if stack and not event.anchor:
-                        frame = stack[-1]
+                    # the common event, inline: a plain or quoted string as a key or value
+                    if stack and not event.anchor and type(stack[-1].value) is dict:
                         tag = event.tag
                         if tag is None or tag == "!":
                             tag = resolve(event.value, event.implicit)
-                        if tag == _STR and type(frame.value) is dict:
-                            mark = event.start_mark
-                            where = (mark.line + offset, mark.column + 1)
-                            pending = frame.pending_key
-                            if pending is _NO_KEY:  # a plain string key
-                                key = event.value
-                                if key in frame.value:
-                                    raise YamlProblem(f"duplicate key {key!r}", *where)
-                                frame.pending_key = key
-                                if record:
-                                    keys[(*frame.path, key)] = where
-                                continue
-                            if pending is not _MERGE:  # a string value
-                                if record:
-                                    path = (*frame.path, pending)
-                                    values[path] = where
-                                    scalars[path] = (where[0], where[1], event.style or None)
-                                frame.value[pending] = event.value
-                                frame.size += 1
-                                frame.pending_key = _NO_KEY
-                                self.cells += frame.depth
-                                if self.cells > self.max_cells:
-                                    raise self.too_big(mark)
-                                continue
+                        if tag == STR and string(stack[-1], event):
+                            continue
                     self.scalar(event)
-                elif kind is MappingStartEvent or kind is SequenceStartEvent:
-                    self.start(event, kind is MappingStartEvent)
-                elif kind is MappingEndEvent or kind is SequenceEndEvent:
-                    self.end()
-                elif kind is AliasEvent:
-                    self.alias(event)
-                elif kind is StreamEndEvent or event is None:
+                elif kind is StreamEndEvent:
                     break
+                elif kind in handlers:
+                    handlers[kind](event)
+        except yaml.MarkedYAMLError as exc:
+            if "nesting depth" in str(exc.problem):  # libyaml's own limit (>= 6.0.4)
+                raise self.too_deep(chunk, event, exc) from None
+            raise
         finally:
             parser.dispose()
         if self.root is _NO_KEY:
             return None
         return self.root, Positions(self.keys, self.values, self.scalars)
+
+    def string(self, frame: _Frame, event: Any) -> bool:
+        """A string key, or a string value, of the mapping being built (False: a merge)."""
+        mark = event.start_mark
+        where = (mark.line + self.offset + 1, mark.column + 1)
+        pending = frame.pending_key
+        if pending is _NO_KEY:  # a plain string key
+            key = event.value
+            if key in frame.value:
+                raise YamlProblem(f"duplicate key {key!r}", *where)
+            frame.pending_key = key
+            if self.record:
+                self.keys[(*frame.path, key)] = where
+            return True
+        if pending is _MERGE:
+            return False
+        if self.record:
+            path = (*frame.path, pending)
+            self.values[path] = where
+            self.scalars[path] = (where[0], where[1], event.style or None)
+        frame.value[pending] = event.value
+        frame.size += 1
+        frame.pending_key = _NO_KEY
+        self.cells += frame.depth
+        if self.cells > self.max_cells:
+            raise self.too_big(mark)
+        return True
 
     # -- where a new value goes ------------------------------------------------------------
     def child_path(self, start_mark: Any) -> tuple[Path, bool]:
@@ -275,16 +277,18 @@ class _Builder:
         return YamlProblem(f"document too large for its nesting depth (more than "
                            f"{self.max_cells:,} path entries; a YAML bomb?)", *self.pos(mark))
 
-    def attach(self, value: Any, size: int, mark: Any) -> None:
+    def attach(self, value: Any, size: int, mark: Any, height: int = 0) -> None:
         if not self.stack:
             self.root = value
             return
         frame = self.stack[-1]
         frame.size += size
+        merging = frame.pending_key is _MERGE and not isinstance(frame.value, list)
+        frame.height = max(frame.height, height if merging else height + 1)
         if isinstance(frame.value, list):
             frame.value.append(value)
             return
-        if frame.pending_key is _MERGE:
+        if merging:
             self.merge(frame, value, mark)
         else:
             frame.value[frame.pending_key] = value
@@ -311,30 +315,31 @@ class _Builder:
         path, is_value = self.child_path(event.start_mark)
         tag = event.tag
         if tag is None or tag == "!":
-            tag = _resolve_plain(event.value, event.implicit)
+            tag = resolve_plain(event.value, event.implicit)
         if not is_value:
             frame = self.stack[-1]
-            if tag == _TAG + "merge":
+            if tag == TAG + "merge":
                 frame.pending_key = _MERGE
                 return
-            key = self.convert(tag, event)
-            if isinstance(key, float | bool) or key is None:
-                key = event.value
+            value = self.convert(tag, event)
+            key = as_key(value, event.value)
+            if event.anchor:
+                self.anchors[event.anchor] = _Anchor(value, 1, 0, key)
             self.set_key(frame, key, event.start_mark)
             return
         where = self.raw_pos(event.start_mark)
         self.values[path] = where
-        if tag in _PLAIN_TAGS:
+        if tag in PLAIN_TAGS:
             self.scalars[path] = (where[0], where[1], event.style or None)
         value = self.convert(tag, event)
         if event.anchor:
-            self.anchors[event.anchor] = (value, 1)
+            self.anchors[event.anchor] = _Anchor(value, 1, 0, as_key(value, event.value))
         self.attach(value, 1, event.start_mark)
 
     def convert(self, tag: str, event: Any) -> Any:
-        if tag in _PLAIN_TAGS:
+        if tag in PLAIN_TAGS:
             return event.value
-        if tag in _CONSTRUCTED_TAGS:
+        if tag in CONSTRUCTED_TAGS:
             node = ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
             try:
                 return self.constructor.construct_object(node, deep=False)
@@ -342,14 +347,15 @@ class _Builder:
                 raise YamlProblem(f"invalid value for {tag}", *self.pos(event.start_mark)) from None
         raise YamlProblem(f"unsupported YAML tag {tag!r}", *self.pos(event.start_mark))
 
-    def start(self, event: Any, is_mapping: bool) -> None:
+    def start(self, event: Any) -> None:
+        is_mapping = type(event) is MappingStartEvent
         path, is_value = self.child_path(event.start_mark)
         if not is_value:
             raise YamlProblem("mapping keys must be scalars", *self.pos(event.start_mark))
         if len(self.stack) >= MAX_DEPTH:
             raise YamlProblem(f"document is nested more than {MAX_DEPTH} levels deep",
                               *self.pos(event.start_mark))
-        expected = _TAG + ("map" if is_mapping else "seq")
+        expected = TAG + ("map" if is_mapping else "seq")
         if event.tag not in (None, "!", expected):
             raise YamlProblem(f"unsupported YAML tag {event.tag!r}", *self.pos(event.start_mark))
         self.values[path] = self.raw_pos(event.start_mark)
@@ -358,7 +364,7 @@ class _Builder:
         frame.key = event.start_mark
         self.stack.append(frame)
 
-    def end(self) -> None:
+    def end(self, event: Any = None) -> None:
         frame = self.stack.pop()
         value = frame.value
         if frame.merges and isinstance(value, dict):
@@ -366,24 +372,29 @@ class _Builder:
                 for key, item in source.items():
                     value.setdefault(key, item)
         if frame.anchor:
-            self.anchors[frame.anchor] = (value, frame.size)
-        self.attach(value, frame.size, frame.key)
+            self.anchors[frame.anchor] = _Anchor(value, frame.size, frame.height, None)
+        self.attach(value, frame.size, frame.key, frame.height)
 
     def alias(self, event: Any) -> None:
         path, is_value = self.child_path(event.start_mark)
         if event.anchor not in self.anchors:
             raise YamlProblem(f"unknown or recursive alias *{event.anchor}",
                               *self.pos(event.start_mark))
-        value, size = self.anchors[event.anchor]
-        self.expanded += size
+        anchor = self.anchors[event.anchor]
+        self.expanded += anchor.size
         if self.expanded > MAX_ALIAS_EXPANSION:
             raise YamlProblem("too many alias expansions (a YAML bomb?)",
                               *self.pos(event.start_mark))
         if not is_value:
-            if isinstance(value, dict | list):
+            if isinstance(anchor.value, dict | list):
                 raise YamlProblem("mapping keys must be scalars", *self.pos(event.start_mark))
-            self.set_key(self.stack[-1], value, event.start_mark)
+            self.set_key(self.stack[-1], anchor.key, event.start_mark)
             return
+        # the value's own levels count where it is attached (a merge adds its children)
+        merged = 1 if self.stack and self.stack[-1].pending_key is _MERGE else 0
+        if len(self.stack) + anchor.height - merged > MAX_DEPTH:
+            raise YamlProblem(f"document is nested more than {MAX_DEPTH} levels deep through "
+                              f"alias *{event.anchor}", *self.pos(event.start_mark))
         self.values[path] = self.raw_pos(event.start_mark)
-        self.attach(value, size, event.start_mark)
+        self.attach(anchor.value, anchor.size, event.start_mark, anchor.height)
 

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from pathlib import Path as FsPath
 from typing import Any
 
+from pmanifest.cluster_request import ClusterRequest
 from pmanifest.errors import ConfigError, InputError, SpecError
 from pmanifest.loader import YamlProblem
 from pmanifest.profile import Profile, get_profile
@@ -50,6 +50,7 @@ class RenderOptions:
     templates_dir: str | None = None
     output: str = "yaml"  # yaml | json
     profile: str | None = None  # provider profile; overrides cluster.profile
+    cluster: ClusterRequest | None = None  # --cluster: the workloads must fit its capacity
 
 
 @dataclass(frozen=True)
@@ -80,8 +81,13 @@ def render_spec(text: str, file: str, options: RenderOptions | None = None,
     check_runtime_support(spec, version)
     env = _environment(options.templates_dir)
     objects = render_objects(spec, version, env, profile)
+    fit: tuple[str, ...] = ()
+    if options.cluster is not None:  # refuses what cannot fit; preemptible shortfalls warn
+        from pmanifest.render_capacity import check_fit
+
+        fit = check_fit(spec, objects, options.cluster, profile)
     as_yaml = dump_yaml(objects)
-    warnings = lint_warnings(as_yaml, spec, version, profile) if warn else ()
+    warnings = (*lint_warnings(as_yaml, spec, version, profile), *fit) if warn else ()
     if options.output == "json":
         listing = {"apiVersion": "v1", "kind": "List", "items": objects}
         return Rendered(json.dumps(listing, indent=2, ensure_ascii=False) + "\n", warnings)
@@ -89,12 +95,17 @@ def render_spec(text: str, file: str, options: RenderOptions | None = None,
 
 
 def render_objects(spec: Spec, version: str, env: Any, profile: Profile) -> list[dict[str, Any]]:
+    import time
+
+    from pmanifest.render.sandbox import RENDER_SECONDS
+
+    deadline = time.monotonic() + RENDER_SECONDS  # one time budget for the whole render
     wrapper = _wrapper_text(env)
     rendered: list[tuple[int, int, dict[str, Any]]] = []
     for n, workload in enumerate(spec.workloads):
         context = workload_context(workload, spec, version, profile, wrapper)
         for kind in _kinds(workload):
-            obj = _render_one(env, TEMPLATES[kind], context, version)
+            obj = _render_one(env, TEMPLATES[kind], context, version, deadline)
             rendered.append((KIND_ORDER.index(kind), n, obj))
     rendered.sort(key=lambda item: (item[0], item[1]))
     return [obj for _, _, obj in rendered]
@@ -148,11 +159,14 @@ def read_spec(path: str) -> tuple[str, str]:
     import sys
 
     from pmanifest.loader import decode
+    from pmanifest.sources import Unreadable, read_limited, read_stream
 
     name = "<stdin>" if path == "-" else path
     try:
-        raw = sys.stdin.buffer.read() if path == "-" else FsPath(path).read_bytes()
-    except OSError as exc:
+        raw = read_stream(sys.stdin.buffer) if path == "-" else read_limited(path)[0]
+    except Unreadable as exc:
+        raise InputError(f"cannot read the spec: {exc.reason}; check the path", name) from None
+    except OSError as exc:  # a directory
         raise InputError(f"cannot read the spec: {exc.strerror or exc}; check the path",
                          name) from None
     try:
@@ -160,4 +174,3 @@ def read_spec(path: str) -> tuple[str, str]:
     except YamlProblem as problem:
         raise SpecError(f"{problem.message}; save the spec as UTF-8 text", name, problem.line,
                         problem.column) from None
-

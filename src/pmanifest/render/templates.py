@@ -9,8 +9,9 @@ from collections.abc import Callable
 from pathlib import Path as FsPath
 from typing import Any
 
-from pmanifest.errors import InputError, TemplateError
+from pmanifest.errors import InputError, PmanifestError, TemplateError
 from pmanifest.loader import YamlProblem, load_single
+from pmanifest.render.sandbox import render_bounded, sandbox_class, template_failure
 from pmanifest.render.yamltext import _finalize, quote, to_yaml
 from pmanifest.schema import validate
 
@@ -38,12 +39,25 @@ def _user_source(root: FsPath, name: str) -> tuple[str, str, Callable[[], bool]]
         raise InputError(f"template {name!r} leads outside the --templates directory "
                          f"(to {real}); copy the file into the directory instead", str(path))
     mtime = real.stat().st_mtime
-    return real.read_text(encoding="utf-8"), str(path), lambda: real.stat().st_mtime == mtime
+    return _read_template(real, str(path)), str(path), lambda: real.stat().st_mtime == mtime
+
+
+def _read_template(real: FsPath, name: str) -> str:
+    from pmanifest.loader import decode
+    from pmanifest.sources import Unreadable, read_limited
+
+    try:
+        raw, _ = read_limited(str(real))
+        return decode(raw)
+    except Unreadable as exc:
+        raise InputError(f"cannot read the template: {exc.reason}", name) from None
+    except YamlProblem as problem:
+        raise TemplateError(f"{problem.message}; save the template as UTF-8 text", name,
+                            problem.line, problem.column) from None
 
 
 def _environment(templates_dir: str | None) -> Any:
     from jinja2 import ChoiceLoader, FunctionLoader, StrictUndefined
-    from jinja2.sandbox import SandboxedEnvironment
 
     loaders: list[Any] = []
     if templates_dir is not None:
@@ -53,7 +67,7 @@ def _environment(templates_dir: str | None) -> Any:
         root = FsPath(templates_dir).resolve()
         loaders.append(FunctionLoader(functools.partial(_user_source, root)))
     loaders.append(FunctionLoader(_builtin_source))
-    env = SandboxedEnvironment(
+    env = sandbox_class()(
         loader=ChoiceLoader(loaders), undefined=StrictUndefined, autoescape=False,
         finalize=_finalize, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
     )
@@ -74,23 +88,36 @@ def _wrapper_text(env: Any) -> str:
     return text
 
 
-def _render_one(env: Any, name: str, context: dict[str, Any], version: str) -> dict[str, Any]:
-    from jinja2 import TemplateError as JinjaError
+def _is_user(filename: str) -> bool:
+    return not filename.startswith(_BUILTIN_PREFIX)
+
+
+def _render_one(env: Any, name: str, context: dict[str, Any], version: str,
+                deadline: float) -> dict[str, Any]:
     from jinja2 import TemplateNotFound, TemplateSyntaxError
 
     filename = _BUILTIN_PREFIX + name
     try:
         template = env.get_template(name)
         filename = template.filename or filename
-        text = template.render(**context)
+        text = render_bounded(template, context, deadline)
     except TemplateSyntaxError as exc:
         raise TemplateError(f"template syntax error: {exc.message}; fix the template",
                             exc.filename or filename, exc.lineno) from None
     except TemplateNotFound as exc:
         raise TemplateError(f"template {exc.name!r} not found; add it to --templates or "
                             "reinstall pmanifest", filename) from None
-    except (JinjaError, TypeError) as exc:
-        raise TemplateError(f"template failed: {exc}; fix the template", filename) from None
+    except PmanifestError:
+        raise  # from our own loader (a template that leads outside --templates)
+    except (Exception, RecursionError, MemoryError) as exc:
+        failure = template_failure(exc, filename, _is_user)
+        if failure is None:
+            raise  # only built-in templates: a bug
+        raise failure from None
+    return _parse_and_validate(text, filename, version)
+
+
+def _parse_and_validate(text: str, filename: str, version: str) -> dict[str, Any]:
     try:
         obj = load_single(text).data
     except YamlProblem as problem:
@@ -106,5 +133,3 @@ def _render_one(env: Any, name: str, context: dict[str, Any], version: str) -> d
         raise TemplateError(f"rendered {obj['kind']} is not valid for Kubernetes {version}: "
                             f"{first.message}; fix the template", filename)
     return obj
-
-

@@ -2,7 +2,10 @@
 
 A built-in rule is a small function in a module of this package, registered with
 ``@rule("PM201")`` (what it reads: ``applies="workload"``, the default, gets one pod template
-with its role and placement; ``applies="object"`` gets any Kubernetes object), plus its entry
+with its role and placement; ``applies="object"`` gets any Kubernetes object;
+``applies="cluster"`` gets a cluster request or read, from ``pmanifest cluster check``;
+``applies="input"`` gets the GPU demand of every workload of a whole lint run with the
+cluster of ``--cluster``, and is run once, after every file), plus its entry
 in ``policies/rules-*.yaml`` (:mod:`pmanifest.catalogue`) and its case file under
 ``tests/rules/cases/``. Every module of the package is imported, so nothing lists them. The
 registry refuses a check without metadata, metadata without a check, and duplicate or malformed
@@ -26,19 +29,23 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from pmanifest import catalogue
+from pmanifest.capacity import Capacity, Shortfall, shortfalls
 from pmanifest.catalogue import RULE_ID, SEVERITIES, SLUG, RegistryError, RuleMeta
+from pmanifest.cluster_request import ClusterRequest
+from pmanifest.demand import Demand
 from pmanifest.document import Document, Path, Pos
 from pmanifest.errors import ConfigError
 from pmanifest.profile import Profile
 from pmanifest.shell.facts import Loc
 from pmanifest.workloads import Workload
 
-__all__ = ["RULE_ID", "SEVERITIES", "SLUG", "Context", "Fix", "Hit", "Mention", "ObjectContext",
+__all__ = ["RULE_ID", "SEVERITIES", "SLUG", "ClusterContext", "Context", "Fix", "Hit",
+           "InputContext", "InputHit", "Mention", "ObjectContext",
            "RegistryError", "Rule", "RuleMeta", "load_plugins", "lookup", "register",
            "registered", "registry", "rule", "suggest", "unregister"]
 
 PLUGIN_GROUP = "pmanifest.rules"
-APPLIES = ("workload", "object")
+APPLIES = ("workload", "object", "cluster", "input")
 ENGINE_RULES = ("PM001",)  # applied by the engine itself while parsing
 
 
@@ -104,14 +111,52 @@ class ObjectContext:
         return self.workloads[0] if self.workloads else None
 
 
-Check = Callable[[Any], Iterable[Hit]]
+@dataclass(frozen=True)
+class ClusterContext:
+    """What a cluster check sees: one cluster request (create, update) or read, from a body or
+    a saved command line, with the position of every field."""
+
+    request: ClusterRequest
+    profile: Profile
+
+
+class InputContext:
+    """What a whole-input check sees: the GPU demand of every workload of the run, in input
+    order, and the capacity of the cluster given with ``--cluster``. ``shortfalls`` is
+    computed once and shared by the checks."""
+
+    def __init__(self, demands: tuple[Demand, ...], capacity: Capacity,
+                 profile: Profile) -> None:
+        self.demands = demands
+        self.capacity = capacity
+        self.profile = profile
+        self._shortfalls: list[Shortfall] | None = None
+
+    @property
+    def shortfalls(self) -> list[Shortfall]:
+        if self._shortfalls is None:
+            self._shortfalls = shortfalls(self.demands, self.capacity)
+        return self._shortfalls
+
+
+@dataclass(frozen=True)
+class InputHit:
+    """What a whole-input check returns: the workload it is about (its ``Demand``, whose
+    ``ref`` the engine placed), where in it (``"gpus"`` or ``"pods"``), and the message."""
+
+    demand: Demand
+    message: str
+    at: str = "pods"
+
+
+Check = Callable[[Any], Iterable[Any]]
 
 
 @dataclass(frozen=True)
 class Rule:
     meta: RuleMeta
     check: Check | None  # None only for what the engine applies itself (PM001)
-    applies: str = "workload"  # workload: once per pod template; object: once per object
+    applies: str = "workload"  # once per pod template / object / cluster request / lint run
     source: str = "pmanifest"
 
     def __post_init__(self) -> None:

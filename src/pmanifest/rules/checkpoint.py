@@ -177,8 +177,9 @@ def no_checkpoint_handler(context: Context) -> Iterable[Hit]:
     if workload.role != "worker" or workload.recovers or not workload.placement.only_preemptible:
         return
     shells = [s for s in _shells(workload) if not s.container.init]
-    if not shells or any(s.facts.traps or s.prestop is not None for s in shells):
-        return
+    if not shells or any(s.facts.traps or s.facts.opaque or s.prestop is not None
+                         for s in shells):
+        return  # (an opaque script may well trap TERM: PM006 says it was not read)
     first = shells[0].container
     path = (*first.path, "name") if "name" in first.data else first.path
     yield Hit(path,

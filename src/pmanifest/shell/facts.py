@@ -102,6 +102,9 @@ class ScriptFacts:
     execs: tuple[Command, ...] = ()  # ``exec CMD`` in the main shell while a handler is set
     foreground: tuple[Command, ...] = ()  # blocking commands while a handler is set
     commands: tuple[Command, ...] = ()  # every command run (not trap actions), in order
+    # why the script was not read (too deep, or too much once its functions are inlined);
+    # then every other field is empty, which means "unknown", not "none"
+    opaque: str = ""
 
     @property
     def sleeps(self) -> tuple[Command, ...]:

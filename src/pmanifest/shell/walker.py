@@ -1,5 +1,14 @@
 """The parse: tree-sitter-bash, walked in execution order with the script's own functions
-inlined, into the facts of one script (cached)."""
+inlined, into the facts of one script (cached).
+
+The walk is bounded: inlining can make it exponential (``f0`` calls ``f1`` twice, ``f1`` calls
+``f2`` twice, ...) and nesting can make it deep (``(((...)))``, ``a && b && ...``, ``$(...)``).
+Past ``MAX_NESTING`` levels or a budget of steps in proportion to the script's size, the script
+is *opaque*: its facts are empty and ``ScriptFacts.opaque`` says why, so a rule can tell "no
+trap" from "not read". No real script comes near either bound.
+
+Columns are characters (tree-sitter counts bytes): a position after ``é`` stays right.
+"""
 
 from __future__ import annotations
 
@@ -58,6 +67,22 @@ def _signal(name: str) -> str:
 
 
 _ORIGIN = Loc(0, 0)
+MAX_NESTING = 150  # levels of syntax and of inlined calls (each is a few Python frames)
+STEPS_BASE = 5_000  # statements walked, inlined bodies included: this plus STEPS_PER_BYTE * size
+STEPS_PER_BYTE = 4  # (real scripts use under 1 per byte)
+
+
+class _Opaque(Exception):
+    """The walk went past a bound: the reason, for ScriptFacts.opaque."""
+
+
+@dataclass
+class _Budget:
+    """Shared by a script's walkers (its trap actions included)."""
+
+    steps: int
+    lines: Sequence[bytes]  # of the script (function bodies are parts of it)
+    depth: int = 0
 
 
 @dataclass
@@ -72,18 +97,32 @@ class _Walker:
     """Walks statements in execution order, inlining calls of the script's own functions."""
 
     functions: dict[str, Node]
+    budget: _Budget
+    lines: Sequence[bytes]  # of the parsed text, for character columns
     events: list[_Event] = field(default_factory=list)
     calling: tuple[str, ...] = ()
     offset: Loc = _ORIGIN  # where the parsed text starts in the script (trap actions)
     captured: int = 0  # depth of ``$(...)`` around the current node
 
     def loc(self, node: Node) -> Loc:
-        row, col = node.start_point
+        row, byte = node.start_point
+        col = len(self.lines[row][:byte].decode("utf-8", "replace")) if byte else 0
         if row == 0:
             return Loc(self.offset.row, self.offset.column + col)
         return Loc(self.offset.row + row, col)
 
     def walk(self, node: Node, background: bool, subshell: bool) -> None:
+        budget = self.budget
+        budget.steps -= 1
+        budget.depth += 1
+        if budget.steps < 0:
+            raise _Opaque("too much to read once the script's functions are inlined")
+        if budget.depth > MAX_NESTING:
+            raise _Opaque(f"nested more than {MAX_NESTING} levels deep")
+        self.step(node, background, subshell)
+        budget.depth -= 1
+
+    def step(self, node: Node, background: bool, subshell: bool) -> None:
         kind = node.type
         if kind in ("function_definition", "heredoc_body", "comment"):
             return
@@ -122,8 +161,8 @@ class _Walker:
                 self.walk(sub, background, True)
         if name in self.functions:
             if name not in self.calling:  # a recursive call adds nothing new
-                inner = _Walker(self.functions, self.events, (*self.calling, name),
-                                captured=self.captured)
+                inner = _Walker(self.functions, self.budget, self.budget.lines, self.events,
+                                (*self.calling, name), captured=self.captured)
                 inner.walk(self.functions[name], background, subshell)
             return
         command = Command(name, args, self.loc(node), background, subshell, self.captured > 0)
@@ -148,19 +187,24 @@ class _Walker:
         start = nodes[0]
         quoted = 1 if start.type in ("raw_string", "string") else 0
         at = self.loc(start)
-        inner = _Walker(self.functions, [], self.calling, Loc(at.row, at.column + quoted))
-        inner.walk(_parser().parse(action.encode("utf-8")).root_node, False, False)
+        text = action.encode("utf-8")
+        inner = _Walker(self.functions, self.budget, text.split(b"\n"), [], self.calling,
+                        Loc(at.row, at.column + quoted))
+        inner.walk(_parser().parse(text).root_node, False, False)
         commands = tuple(e.command for e in inner.events if e.command is not None)
         trap = Trap(command.loc, signals, action, commands)
         self.events.append(_Event(trap=trap))
 
 
 def _substitutions(node: Node) -> Iterator[Node]:
-    if node.type in ("command_substitution", "process_substitution"):
-        yield node
-        return
-    for child in node.named_children:
-        yield from _substitutions(child)
+    """The ``$(...)`` and ``<(...)`` in a word (``${a:-${b:-$(c)}}`` nests: no recursion)."""
+    stack = [node]
+    while stack:
+        found = stack.pop()
+        if found.type in ("command_substitution", "process_substitution"):
+            yield found
+        else:
+            stack.extend(reversed(found.named_children))
 
 
 def _functions(root: Node) -> dict[str, Node]:
@@ -181,16 +225,26 @@ def _functions(root: Node) -> dict[str, Node]:
 @functools.lru_cache(maxsize=512)
 def analyse(script: str) -> ScriptFacts:
     """The facts of one script (cached: the same wrapper is often pasted into many pods)."""
-    root = _parser().parse(script.encode("utf-8")).root_node
-    walker = _Walker(_functions(root))
-    walker.walk(root, False, False)
-    events = walker.events
+    text = script.encode("utf-8")
+    root = _parser().parse(text).root_node
+    lines = text.split(b"\n")
+    budget = _Budget(STEPS_BASE + STEPS_PER_BYTE * len(text), lines)
+    walker = _Walker(_functions(root), budget, lines)
+    try:
+        walker.walk(root, False, False)
+    except _Opaque as exc:
+        return ScriptFacts(opaque=str(exc))
+    return _facts(walker.events)
+
+
+def _facts(events: Sequence[_Event]) -> ScriptFacts:
     traps: list[Trap] = []
     execs: list[Command] = []
     foreground: list[Command] = []
     commands = [e.command for e in events if e.command is not None]
     handler = False
     main_started = False  # the main process went to the background: what follows is epilogue
+    waited = _waited_after(events)
     for i, event in enumerate(events):
         if event.trap is not None:
             traps.append(event.trap)
@@ -201,22 +255,39 @@ def analyse(script: str) -> ScriptFacts:
         command = event.command
         if not handler or command is None or command.captured:
             continue
-        target = command.exec_target
-        runs_long = command.program not in QUICK or target is not None or _sleeps_forever(command)
-        if command.background:
-            main_started = main_started or runs_long
-        elif target is not None and not command.subshell:
+        kind = _while_trapped(command, main_started, waited[i])
+        if kind == "main":
+            main_started = True
+        elif kind == "exec":
             execs.append(command)
-        elif _sleeps_forever(command) or (
-            runs_long and not main_started and not _waited_later(events[i + 1:])
-        ):
+        elif kind == "foreground":
             foreground.append(command)
     return ScriptFacts(tuple(traps), tuple(execs), tuple(foreground), tuple(commands))
 
 
-def _waited_later(events: Sequence[_Event]) -> bool:
-    return any(
-        e.command is not None and e.command.program == "wait" and not e.command.subshell
-        for e in events
-    )
+def _while_trapped(command: Command, main_started: bool, waited: bool) -> str:
+    """What a command run while a TERM handler is set is: the main process started in the
+    background ("main"), an ``exec`` of the main shell, a command the trap waits for
+    ("foreground"), or nothing of note ("")."""
+    target = command.exec_target
+    runs_long = command.program not in QUICK or target is not None or _sleeps_forever(command)
+    if command.background:
+        return "main" if runs_long else ""
+    if target is not None and not command.subshell:
+        return "exec"
+    if _sleeps_forever(command) or (runs_long and not main_started and not waited):
+        return "foreground"
+    return ""
+
+
+def _waited_after(events: Sequence[_Event]) -> list[bool]:
+    """For each event, whether the main shell ``wait``s after it (one pass, from the end)."""
+    out = [False] * len(events)
+    later = False
+    for i in range(len(events) - 1, -1, -1):
+        out[i] = later
+        command = events[i].command
+        if command is not None and command.program == "wait" and not command.subshell:
+            later = True
+    return out
 

@@ -28,6 +28,7 @@ from pmanifest.spec.model import (
     Volume,
     WorkloadSpec,
 )
+from pmanifest.spec.values import integral_floats_to_integers, refuse_non_string_keys
 
 __all__ = [
     "API_VERSION", "MIN_JOB_VERSION", "ROLES", "SHARED_VOLUME_NAME", "SPEC_SCHEMA", "Checkpoint",
@@ -55,6 +56,8 @@ def load_spec(text: str, file: str, profile: Profile | None = None) -> Spec:
                         "[...]); see `pmanifest schema`", file, pos.line, pos.column)
     refuse_manifest(data, positions, file)
     check_schema(data, positions, file)
+    refuse_non_string_keys(data, positions, file)
+    integral_floats_to_integers(data)
     if profile is None:  # --profile wins over cluster.profile
         profile = get_profile(data.get("cluster", {}).get("profile", DEFAULT_PROFILE))
     return Checker(data, positions, file, profile).spec()

@@ -1,0 +1,206 @@
+"""Time and peak memory of ``pmanifest`` on the hostile inputs of issue 15 whose cost had no
+bound (items 5, 9, 10, 11, 28), one line per input, showing the bound that now holds.
+
+    python bench/hostile.py
+
+Each input runs in a real process under ``/usr/bin/time -v`` (peak RSS from there, or from
+``getrusage`` without it). Nothing here asserts a time: it prints figures.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import resource
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PMANIFEST = [sys.executable, "-m", "pmanifest"]
+TIME_BIN = "/usr/bin/time"
+JOB = """\
+apiVersion: batch/v1
+kind: Job
+metadata: {name: t}
+spec:
+  podFailurePolicy:
+    rules: [{action: Ignore, onPodConditions: [{type: DisruptionTarget}]}]
+  template:
+    spec:
+      restartPolicy: Never
+      nodeSelector: {together.ai/compute-class: preemptible}
+      terminationGracePeriodSeconds: 300
+      containers:
+        - name: main
+          image: busybox
+          command: [sh, -c, SCRIPT]
+"""
+POD = ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: "
+       "[{name: a, image: b}]\n")
+
+
+def measure(args: list[str], cwd: Path, **popen: object) -> tuple[int, float, float]:
+    """(exit code, wall seconds, peak RSS in MB) of ``python -m pmanifest ARGS``."""
+    command = [*PMANIFEST, *args]
+    start = time.monotonic()
+    if os.path.exists(TIME_BIN):
+        proc = subprocess.run([TIME_BIN, "-v", *command], cwd=cwd, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, check=False, **popen)  # type: ignore[call-overload]
+        elapsed = time.monotonic() - start
+        found = re.search(rb"Maximum resident set size \(kbytes\): (\d+)", proc.stderr)
+        peak = int(found.group(1)) / 1024 if found else float("nan")
+        return proc.returncode, elapsed, peak
+    proc = subprocess.run(command, cwd=cwd, capture_output=True, check=False,  # type: ignore[call-overload]
+                          **popen)
+    elapsed = time.monotonic() - start
+    return proc.returncode, elapsed, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+
+
+def _job(script: str) -> str:
+    return JOB.replace("SCRIPT", json.dumps(script))
+
+
+def _doubling(levels: int) -> str:
+    return ("".join(f"f{i}() {{ f{i + 1}; f{i + 1}; }}\n" for i in range(levels))
+            + f"f{levels}() {{ echo hi; }}\ntrap 'f0; exit 143' TERM\nf0\n"
+            "python t.py & wait $!\n")
+
+
+def shell_inlining(work: Path) -> Iterator[str]:
+    for levels in (10, 20, 40):
+        path = work / f"doubling-{levels}.yaml"
+        path.write_text(_job(_doubling(levels)))
+        code, seconds, peak = measure(["lint", path.name], work)
+        yield (f"5 shell inlining: f0..f{levels} each calling the next twice (2^{levels + 1} "
+               f"calls), {path.stat().st_size} B Job: {seconds:.2f} s, peak {peak:.0f} MB, "
+               f"exit {code} (issue 15: 44 s and 585 MB at 20 levels)")
+
+
+def shell_nesting(work: Path) -> Iterator[str]:
+    scripts = {
+        "&& chain": " && ".join(["true"] * 1000),
+        "subshells": "(" * 1000 + "true" + ")" * 1000,
+        "$(...)": "echo " + "$(echo " * 1000 + "x" + ")" * 1000,
+        "if": "if true; then " * 1000 + "true" + "; fi" * 1000,
+    }
+    for name, script in scripts.items():
+        path = work / "nested.yaml"
+        path.write_text(_job(script))
+        code, seconds, peak = measure(["lint", path.name], work)
+        yield (f"11 shell nesting: {name} 1,000 deep: {seconds:.2f} s, peak {peak:.0f} MB, "
+               f"exit {code} (was RecursionError, exit 3)")
+
+
+@contextlib.contextmanager
+def _endless_fifo(path: Path) -> Iterator[None]:
+    os.mkfifo(path)
+    stop = threading.Event()
+
+    def feed() -> None:
+        with contextlib.suppress(OSError):
+            fd = os.open(path, os.O_WRONLY)
+            with contextlib.suppress(OSError), os.fdopen(fd, "wb") as handle:
+                while not stop.is_set():
+                    handle.write(b"\0" * 65536)
+
+    writer = threading.Thread(target=feed, daemon=True)
+    writer.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        with contextlib.suppress(OSError):
+            os.close(os.open(path, os.O_RDONLY | os.O_NONBLOCK))
+        writer.join(timeout=10)
+
+
+def endless_inputs(work: Path) -> Iterator[str]:
+    device = work / "zero.yaml"
+    try:
+        os.mknod(device, stat.S_IFCHR | 0o600, os.makedev(1, 5))  # like /dev/zero
+        code, seconds, peak = measure(["lint", device.name], work)
+        yield (f"9 endless input: a character device (1, 5) named to lint: {seconds:.2f} s, "
+               f"peak {peak:.0f} MB, exit {code} (was 5 GB in 5 s, unbounded)")
+    except PermissionError:
+        yield "9 endless input: (mknod needs root: the device case is not measured here)"
+    for args, what in ((["lint", "fifo.yaml"], "lint"),
+                       (["render", "-f", "fifo.yaml"], "render -f")):
+        with _endless_fifo(work / "fifo.yaml"):
+            code, seconds, peak = measure(args, work)
+        (work / "fifo.yaml").unlink()
+        yield (f"9 endless input: a FIFO of zeros to {what}: {seconds:.2f} s, peak {peak:.0f} MB, "
+               f"exit {code} (read up to the 64 MiB cap)")
+
+
+def template_budgets(work: Path) -> Iterator[str]:
+    shutil.copy(ROOT / "examples" / "finetune-sigterm.yaml", work / "spec.yaml")
+    head = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n"
+    cases = {
+        "two nested loops of 100,000": "{% for i in range(100000) %}{% for j in range(100000) "
+                                       "%}{% endfor %}{% endfor %}\n",
+        "30,000 lines of output": "{% for i in range(30000) %}\n# " + "x" * 100
+                                  + "\n{% endfor %}\n",
+        "a string doubled 40 times": "{% set ns = namespace(s='x') %}{% for i in range(40) %}"
+                                     "{% set ns.s = ns.s ~ ns.s %}{% endfor %}\n",
+    }
+    for name, body in cases.items():
+        templates = work / "templates"
+        templates.mkdir(exist_ok=True)
+        (templates / "job.yaml.j2").write_text(head + body)
+        code, seconds, peak = measure(["render", "-f", "spec.yaml", "--templates",
+                                       "templates"], work)
+        yield (f"10 template budget: {name}: {seconds:.2f} s, peak {peak:.0f} MB, exit {code} "
+               "(budgets: 5 s per render, 2 MiB per template, 256 MiB of memory)")
+
+
+def _children(pid: int) -> int:
+    """How many processes have ``pid`` as parent (from /proc)."""
+    count = 0
+    for entry in os.listdir("/proc"):
+        with contextlib.suppress(OSError, IndexError, ValueError), \
+                open(f"/proc/{entry}/stat") as handle:
+            count += int(handle.read().rsplit(")", 1)[1].split()[1]) == pid
+    return count
+
+
+def jobs_cap(work: Path) -> Iterator[str]:
+    tree = work / "tree"
+    tree.mkdir()
+    for i in range(2000):
+        (tree / f"p{i:04}.yaml").write_text(POD)
+    start = time.monotonic()
+    proc = subprocess.Popen([*PMANIFEST, "lint", "--jobs", "100000", "tree"], cwd=work,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    most = 0
+    while proc.poll() is None:
+        most = max(most, _children(proc.pid))
+        time.sleep(0.02)
+    seconds = time.monotonic() - start
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    yield (f"28 jobs cap: lint --jobs 100000 on 2,000 files: {seconds:.2f} s, exit "
+           f"{proc.returncode}, {most} worker processes seen on {cpus} CPUs (at most twice the "
+           "CPUs; was one per 32 files: 62)")
+
+
+SECTIONS: list[Callable[[Path], Iterator[str]]] = [
+    shell_inlining, shell_nesting, endless_inputs, template_budgets, jobs_cap]
+
+
+def main() -> None:
+    for section in SECTIONS:
+        with tempfile.TemporaryDirectory() as tmp:
+            for line in section(Path(tmp)):
+                print(line, flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,10 @@
+# A create command with every mistake `pmanifest cluster check` knows: a Slurm cluster with
+# preemptible GPUs, a target that is not a multiple of 8, no project, no standard node.
+tg beta clusters create \
+  --name hpc \
+  --region us-central-2 \
+  --gpu-type RTX_6000_PCI \
+  --cluster-type SLURM \
+  --billing-type ON_DEMAND \
+  --num-preemptible-gpus 12 \
+  --non-interactive --json

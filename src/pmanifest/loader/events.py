@@ -1,0 +1,98 @@
+"""Where the builder's parser events come from, and what a plain scalar is.
+
+libyaml's parser (PyYAML's C loader) reads every document. It refuses one thing valid JSON may
+hold: a UTF-16 surrogate pair written as two escapes (``"\\ud83d\\ude00"``, what JSON encoders
+write for a character above U+FFFF). A document that fails on such an escape is read again by
+PyYAML's own (pure Python) parser, which decodes each escape to a lone surrogate; the events
+then carry the pairs joined into the characters they encode, and an unpaired surrogate is an
+error at its scalar.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, cast
+
+import yaml
+from yaml.events import ScalarEvent
+from yaml.nodes import ScalarNode
+from yaml.resolver import Resolver
+
+try:
+    FAST_LOADER: type = yaml.CSafeLoader
+except AttributeError:  # pragma: no cover - PyYAML built without libyaml
+    FAST_LOADER = yaml.SafeLoader
+
+TAG = "tag:yaml.org,2002:"
+PLAIN_TAGS = {TAG + "str", TAG + "timestamp", TAG + "binary"}
+CONSTRUCTED_TAGS = {TAG + "int", TAG + "float", TAG + "bool", TAG + "null"}
+STR = TAG + "str"
+
+_RESOLVER = Resolver()
+_RESOLVED: dict[tuple[str, Any], str] = {}
+_MAY_RESOLVE = frozenset(_RESOLVER.yaml_implicit_resolvers)  # first characters with a regex
+_CACHE_LIMIT = 4096
+
+
+def resolve_plain(value: str, implicit: Any) -> str:
+    """The implicit tag of an untagged scalar. Only a plain scalar whose first character can
+    start a non-string (a digit, ``t``rue, ``n``ull, ...) needs regexes; those results are
+    cached (manifests repeat their words), in a small bounded cache."""
+    if not implicit[0]:
+        return STR  # quoted: a string whatever it looks like
+    if (value[:1] if value else "") not in _MAY_RESOLVE:
+        return STR
+    key = (value, implicit)
+    tag = _RESOLVED.get(key)
+    if tag is None:
+        tag = _RESOLVER.resolve(ScalarNode, value, implicit)  # type: ignore[no-untyped-call]
+        if len(_RESOLVED) >= _CACHE_LIMIT:
+            _RESOLVED.clear()
+        _RESOLVED[key] = tag
+    return tag
+
+
+def as_key(value: Any, text: str) -> Any:
+    """A scalar as a mapping key: floats, booleans and null stay the text they were written as
+    (``1.5``, ``yes``, ``null``: what kubectl's decoder makes of them), strings and integers
+    are themselves."""
+    return text if isinstance(value, float | bool) or value is None else value
+
+
+# -- surrogate pairs -------------------------------------------------------------------------
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_PAIR = re.compile("([\ud800-\udbff])([\udc00-\udfff])")
+_BAD_ESCAPE = "found invalid Unicode character escape code"
+
+
+def needs_python_parser(exc: yaml.MarkedYAMLError, chunk: str) -> bool:
+    """libyaml refused an escape, and the document has surrogate escapes: read it again."""
+    return exc.problem == _BAD_ESCAPE and _SURROGATE_ESCAPE.search(chunk) is not None
+
+
+def _joined(match: re.Match[str]) -> str:
+    high, low = match.group(1), match.group(2)
+    return chr(0x10000 + ((ord(high) - 0xD800) << 10) + ord(low) - 0xDC00)
+
+
+class SurrogateLoader(yaml.SafeLoader):
+    """PyYAML's Python parser, with surrogate pairs in scalars joined (only an escape can make
+    a surrogate: the text itself was decoded strictly from UTF-8)."""
+
+    def get_event(self) -> Any:
+        try:
+            event = super().get_event()  # type: ignore[no-untyped-call]
+        except ValueError:  # chr() of an escape above U+10FFFF; libyaml refuses it too
+            raise yaml.scanner.ScannerError(None, None, _BAD_ESCAPE, self.get_mark()) from None
+        if type(event) is ScalarEvent and _SURROGATE.search(event.value):
+            value = _PAIR.sub(_joined, event.value)
+            lone = _SURROGATE.search(value)
+            if lone is not None:
+                raise yaml.scanner.ScannerError(
+                    None, None, f"unpaired UTF-16 surrogate escape \\u{ord(lone.group()):04x} "
+                    "in a double-quoted string (JSON writes a character above U+FFFF as a "
+                    "pair)", cast(yaml.Mark, event.start_mark))
+            event.value = value
+        return event

@@ -1,0 +1,82 @@
+"""``pmanifest render --cluster FILE``: do the rendered workloads fit the cluster?
+
+The rendered Deployments and Jobs go through the same demand and capacity model as ``lint
+--cluster`` (``demand``, ``capacity``), and each shortfall points back at its spec workload:
+
+- what cannot fit on standard capacity is refused like any spec error, one line and exit 2,
+  nothing on stdout: a pod larger than a node (at its ``gpus``), serving and coordinators
+  that do not fit on the standard GPUs (at the workload's ``replicas``, else its ``gpus``), a
+  rolling update with no room to surge (at its ``strategy``, else ``replicas``: a single
+  serving replica surges by default);
+- preemptible shortfalls (more than the target, or than what a read says is allocated) are
+  warnings on stderr, ``spec.yaml:LINE:COL: warning: PM513[slug] ...`` like render's other
+  warnings (the rule ``lint --cluster`` reports them under), and the output is still printed:
+  preemptible capacity is never guaranteed, so a shortfall is a fact to know, not an error.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pmanifest.capacity import POD_TOO_LARGE, ROLLOUT, STANDARD_SHORT, capacity_of, shortfalls
+from pmanifest.catalogue import lookup
+from pmanifest.cluster_request import ClusterRequest
+from pmanifest.demand import Demand, demand_of
+from pmanifest.document import Document, Path, Positions
+from pmanifest.profile import Profile
+from pmanifest.rules.capacity import RULES
+from pmanifest.spec import Spec, WorkloadSpec
+from pmanifest.workloads import workloads_of
+
+_HINTS = {
+    POD_TOO_LARGE: "lower gpus to what one node has",
+    STANDARD_SHORT: "raise num_gpus in the cluster request, or lower replicas or gpus",
+    ROLLOUT: "raise num_gpus in the cluster request, or let the rollout take a replica down "
+             "first (strategy: {maxSurge: 0, maxUnavailable: 1}, the default from 2 replicas)",
+}
+
+
+def check_fit(spec: Spec, objects: list[dict[str, Any]], request: ClusterRequest,
+              profile: Profile) -> tuple[str, ...]:
+    """Refuse (SpecError) what cannot fit on standard capacity; the preemptible shortfalls
+    as warnings, ``spec.yaml:LINE:COL: warning: ...``."""
+    demands = _demands(spec, objects, profile)
+    found = shortfalls(demands, capacity_of(request))
+    for shortfall in found:
+        if shortfall.kind in _HINTS:
+            workload: WorkloadSpec = shortfall.demand.ref
+            names = {POD_TOO_LARGE: ("gpus",), ROLLOUT: ("strategy", "replicas", "gpus")}.get(
+                shortfall.kind, ("replicas", "gpus"))
+            raise spec.error(_field(spec, workload, names),
+                             f"{shortfall.message}; {_HINTS[shortfall.kind]}")
+    warnings = []
+    for shortfall in found:
+        workload = shortfall.demand.ref
+        pos = spec.positions.value_at(_field(spec, workload, ("parallelism", "gpus")))
+        meta = lookup(RULES[shortfall.kind])
+        tag = f"{meta.id}[{meta.slug}] " if meta is not None else ""
+        warnings.append(f"{spec.file}:{pos.line}:{pos.column}: warning: {tag}"
+                        f"{shortfall.message}")
+    return tuple(warnings)
+
+
+def _demands(spec: Spec, objects: list[dict[str, Any]], profile: Profile) -> list[Demand]:
+    by_name = {w.name: w for w in spec.workloads}
+    found = []
+    for obj in objects:
+        if obj.get("kind") not in ("Deployment", "Job"):
+            continue
+        workload = by_name[obj["metadata"]["name"]]
+        for view in workloads_of(Document(spec.file, 0, obj, Positions()), profile):
+            demand = demand_of(view, workload, f"workload {workload.name}")
+            if demand is not None:
+                found.append(demand)
+    return found
+
+
+def _field(spec: Spec, workload: WorkloadSpec, names: tuple[str, ...]) -> Path:
+    for name in names:
+        path: Path = (*workload.path, name)
+        if path in spec.positions.keys:
+            return path
+    return workload.path

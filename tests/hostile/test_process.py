@@ -1,0 +1,167 @@
+"""The process's environment turned hostile (issue 15, items 17, 18, 28): a full or closed
+stdout, Ctrl-C in a parallel run, and ``--jobs 100000``. These run ``python -m pmanifest`` in
+real processes (a device, a closed descriptor and a signal are things CliRunner cannot stage),
+made under tmp_path: never in /dev."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from tests.hostile.conftest import invoke, run_real
+from tests.hostile.corpus import PREEMPTIBLE_POD
+
+ROOT = Path(__file__).resolve().parents[2]
+SPEC = ROOT / "examples" / "finetune-sigterm.yaml"
+ENV = {**os.environ, "NO_COLOR": "1"}
+PMANIFEST = [sys.executable, "-m", "pmanifest"]
+
+
+def _full_device(tmp_path: Path) -> Path:
+    """A device like /dev/full (1, 7), made here; /dev/full itself where mknod is not allowed
+    (not root): writing to it changes nothing."""
+    path = tmp_path / "full"
+    try:
+        os.mknod(path, stat.S_IFCHR | 0o600, os.makedev(1, 7))
+    except PermissionError:
+        return Path("/dev/full")
+    return path
+
+
+def _with_stdout(args: list[str], stdout: object, cwd: Path) -> tuple[int, str]:
+    proc = subprocess.run([*PMANIFEST, *args], cwd=cwd, stdout=stdout, stderr=subprocess.PIPE,
+                          env=ENV, timeout=60, check=False)
+    return proc.returncode, proc.stderr.decode()
+
+
+def _closed_stdout(args: list[str], cwd: Path) -> tuple[int, str]:
+    """``pmanifest ARGS >&-``, as a shell runs it."""
+    proc = subprocess.run(["/bin/sh", "-c", 'exec "$@" >&-', "sh", *PMANIFEST, *args], cwd=cwd,
+                          stderr=subprocess.PIPE, env=ENV, timeout=60, check=False)
+    return proc.returncode, proc.stderr.decode()
+
+
+NO_SPACE = "pmanifest: cannot write output: No space left on device\n"
+CLOSED = "pmanifest: cannot write output: stdout is closed\n"
+COMMANDS = {
+    "render": ["render", "-f", "spec.yaml"],
+    "lint": ["lint", "--disable", "PM302", "pod.yaml"],
+    "schema": ["schema"],
+    "rules": ["rules"],
+    "explain": ["explain", "PM201"],
+    "policy-test": ["policy", "test", str(ROOT / "examples" / "policies")],
+    "version": ["--version"],
+    "help": ["--help"],
+}
+
+
+@pytest.fixture
+def work(tmp_path: Path) -> Path:
+    shutil.copy(SPEC, tmp_path / "spec.yaml")
+    (tmp_path / "pod.yaml").write_text(PREEMPTIBLE_POD)
+    return tmp_path
+
+
+@pytest.mark.parametrize("name", list(COMMANDS))
+def test_a_full_stdout_is_exit_2(work: Path, name: str) -> None:
+    with open(_full_device(work), "wb") as full:
+        assert _with_stdout(COMMANDS[name], full, work) == (2, NO_SPACE)
+
+
+@pytest.mark.parametrize("name", ["render", "lint", "schema", "rules", "explain"])
+def test_a_closed_stdout_is_exit_2(work: Path, name: str) -> None:
+    assert _closed_stdout(COMMANDS[name], work) == (2, CLOSED)
+
+
+def test_nothing_to_write_needs_no_stdout(work: Path) -> None:
+    (work / "clean.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n")
+    assert _closed_stdout(["lint", "clean.yaml"], work) == (0, "")
+    with open(_full_device(work), "wb") as full:
+        assert _with_stdout(["lint", "clean.yaml"], full, work) == (0, "")
+
+
+# -- item 18: Ctrl-C ---------------------------------------------------------------------------
+
+def _children(pid: int) -> set[int]:
+    """Processes whose parent is ``pid`` (from /proc)."""
+    found = set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as handle:
+                    fields = handle.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                found.add(int(entry))
+    return found
+
+
+def _heavy_tree(root: Path, files: int, pods: int) -> None:
+    root.mkdir()
+    items = "".join("  - " + PREEMPTIBLE_POD.replace("\n", "\n    ").rstrip() + "\n"
+                    for _ in range(pods))
+    text = "apiVersion: v1\nkind: List\nitems:\n" + items
+    for i in range(files):
+        (root / f"f{i:04}.yaml").write_text(text)
+
+
+def test_ctrl_c_during_a_parallel_lint_exits_quietly_with_130(tmp_path: Path) -> None:
+    _heavy_tree(tmp_path / "tree", 256, 150)
+    proc = subprocess.Popen([*PMANIFEST, "lint", "--jobs", "4", "tree"], cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV,
+                            start_new_session=True)  # its own group, as a terminal's job
+    workers: set[int] = set()
+    deadline = time.monotonic() + 30
+    while len(workers) < 2 and time.monotonic() < deadline and proc.poll() is None:
+        workers = _children(proc.pid)
+        time.sleep(0.05)
+    assert len(workers) >= 2, "the run ended before its workers could be seen"
+    time.sleep(0.5)  # let them work
+    os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C does: the whole foreground group
+    stdout, stderr = proc.communicate(timeout=60)
+    assert (proc.returncode, stdout, stderr.decode()) == (130, b"", "")
+    time.sleep(0.2)
+    assert not any(os.path.exists(f"/proc/{pid}") for pid in workers)  # none left behind
+
+
+# -- item 28: --jobs is capped -------------------------------------------------------------------
+
+def test_jobs_are_capped_at_twice_the_cpus(tmp_path: Path) -> None:
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    for i in range(2000):  # one worker per 32 inputs would allow 62
+        (tree / f"p{i:04}.yaml").write_text(PREEMPTIBLE_POD)
+    one_cpu = lambda: os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # noqa: E731
+    with open(tmp_path / "out", "wb") as out, open(tmp_path / "err", "wb") as err:
+        proc = subprocess.Popen([*PMANIFEST, "lint", "--jobs", "100000", "tree"], cwd=tmp_path,
+                                stdout=out, stderr=err, env=ENV, preexec_fn=one_cpu)
+        most = 0
+        deadline = time.monotonic() + 120
+        while proc.poll() is None and time.monotonic() < deadline:
+            most = max(most, len(_children(proc.pid)))
+            time.sleep(0.02)
+        proc.kill()  # (if it is still running: the assertion below says so)
+        proc.wait()
+    sequential = run_real(["lint", "--jobs", "1", "tree"], tmp_path)
+    assert (proc.returncode, (tmp_path / "out").read_bytes(), (tmp_path / "err").read_bytes()
+            ) == (sequential.returncode, sequential.stdout, sequential.stderr)
+    assert 1 <= most <= 2, most
+
+
+def test_the_cap_is_documented(runner: CliRunner) -> None:
+    result = invoke(runner, ["lint", "--help"])
+    assert ("  -j, --jobs INTEGER RANGE        Lint in N processes (output is identical), at\n"
+            "                                  most twice the number of CPUs and one per 32\n"
+            "                                  inputs [default: the number of CPUs, at most\n"
+            "                                  8; small inputs run in one process]  [x>=1]\n"
+            ) in result.stdout

@@ -1,0 +1,124 @@
+"""Hostile user templates (``render --templates DIR``; issue 15, items 10 and 16): failures are
+the template author's errors (exit 2 naming the template and line, never 3), and rendering has
+a time, output and memory budget. Every case runs the real CLI and compares exit code, stdout
+and stderr exactly."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from tests.hostile.conftest import invoke, run_real
+
+ROOT = Path(__file__).resolve().parents[2]
+SPEC = ROOT / "examples" / "finetune-sigterm.yaml"  # one worker: renders job.yaml.j2
+HEAD = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n"
+
+# name -> (job.yaml.j2, line, message); every case exits 2 with nothing on stdout
+FAILING: dict[str, tuple[str | bytes, int | None, str]] = {
+    "self-include": (HEAD + "{% include 'job.yaml.j2' %}\n", 4,
+                     "template failed: it includes itself (or templates include each other) "
+                     "without end"),
+    "division-by-zero": (HEAD + "data: {a: {{ 1 / 0 }}}\n", 4,
+                         "template failed: ZeroDivisionError: division by zero"),
+    "pop-an-empty-list": (HEAD + "data:\n  a: {{ [].pop() }}\n", 5,
+                          "template failed: access to attribute 'pop' of 'list' object is "
+                          "unsafe"),
+    "sandbox-range": (HEAD + "{% for i in range(1000000) %}{% endfor %}\n", 4,
+                      "template failed: OverflowError: Range too big. The sandbox blocks ranges "
+                      "larger than MAX_RANGE (100000)"),
+    "huge-power": (HEAD + "data:\n\n  a: {{ 9 ** 999999 }}\n", 6,
+                   "a power that large is refused (more than 4096 bits)"),
+    "huge-product-in-a-loop": (
+        HEAD + "{% set ns = namespace(x=3) %}\n{% for i in range(40) %}\n"
+               "{% set ns.x = ns.x * ns.x %}\n{% endfor %}\n", 6,
+        "a product that large is refused (more than 4096 bits)"),
+    "integer-beyond-int64": (HEAD + "data: {a: {{ 2 ** 64 }}}\n", 4,
+                             "template failed: an integer of 65 bits is too large for a manifest "
+                             "(Kubernetes integers have at most 64)"),
+    "float": (HEAD + "data: {a: {{ 0.5 }}}\n", 4,
+              "template failed: cannot put a float into a template"),
+    "repeat-a-string": (HEAD + "data: {a: {{ 'x' * 1000000000 }}}\n", 4,
+                        "repeating a sequence past the output budget is refused"),
+    "undefined-inside-an-include-of-a-builtin": (
+        HEAD + "{% set pod = none %}\n{% include 'pod.yaml.j2' %}\n", 5,
+        "template failed: 'None' has no attribute 'grace_period_seconds'"),
+    # item 10: budgets
+    "output-past-2-mib": (HEAD + "{% for i in range(30000) %}\n# " + "x" * 100 + "\n{% endfor %}\n",
+                          None, "template output is larger than 2 MiB (more than Kubernetes "
+                                "stores in one object)"),
+    "memory-past-1-gib": (
+        HEAD + "{% set ns = namespace(s='x') %}\n{% for i in range(40) %}\n"
+               "{% set ns.s = ns.s ~ ns.s %}\n{% endfor %}\n", 6,
+        "template used more than 256 MiB of memory (the memory budget of a render)"),
+}
+
+
+def _templates(tmp_path: Path, text: str | bytes) -> Path:
+    templates = tmp_path / "templates"
+    templates.mkdir()
+    raw = text if isinstance(text, bytes) else text.encode("utf-8")
+    (templates / "job.yaml.j2").write_bytes(raw)
+    shutil.copy(SPEC, tmp_path / "spec.yaml")
+    return templates
+
+
+@pytest.mark.parametrize("name", list(FAILING))
+def test_hostile_template(runner: CliRunner, tmp_path: Path, name: str) -> None:
+    text, line, message = FAILING[name]
+    templates = _templates(tmp_path, text)
+    result = invoke(runner, ["render", "-f", "spec.yaml", "--templates", "templates"])
+    where = f"{templates / 'job.yaml.j2'}" + (f":{line}" if line else "")
+    assert (result.exit_code, result.stdout, result.stderr) == (
+        2, "", f"{where}: {message}; fix the template\n")
+
+
+def test_nested_loops_run_out_of_time(runner: CliRunner, tmp_path: Path) -> None:
+    loops = HEAD + ("{% for i in range(100000) %}\n{% for j in range(100000) %}\n"
+                    "{% endfor %}\n{% endfor %}\n")
+    templates = _templates(tmp_path, loops)
+    result = invoke(runner, ["render", "-f", "spec.yaml", "--templates", "templates"])
+    assert (result.exit_code, result.stdout, result.stderr) == (2, "", (
+        f"{templates / 'job.yaml.j2'}:5: template ran longer than 5 s (the time budget of a "
+        "render); fix the template\n"))
+
+
+def test_budgets_in_a_real_process(tmp_path: Path) -> None:
+    loops = HEAD + "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}" \
+                   "{% endfor %}\n"
+    templates = _templates(tmp_path, loops)
+    proc = run_real(["render", "-f", "spec.yaml", "--templates", "templates"], tmp_path)
+    assert (proc.returncode, proc.stdout, proc.stderr.decode()) == (2, b"", (
+        f"{templates / 'job.yaml.j2'}:4: template ran longer than 5 s (the time budget of a "
+        "render); fix the template\n"))
+
+
+def test_a_latin1_byte_in_a_template_file(runner: CliRunner, tmp_path: Path) -> None:
+    templates = _templates(tmp_path, HEAD.encode() + b"data: {a: caf\xe9}\n")
+    result = invoke(runner, ["render", "-f", "spec.yaml", "--templates", "templates"])
+    assert (result.exit_code, result.stdout, result.stderr) == (2, "", (
+        f"{templates / 'job.yaml.j2'}:4:14: file is not valid UTF-8 text; save the template as "
+        "UTF-8 text\n"))
+
+
+def test_tojson_is_a_quoted_string(runner: CliRunner, tmp_path: Path) -> None:
+    _templates(tmp_path, HEAD + "data: {j: {{ [1, 'a<b'] | tojson }}, s: {{ 'x' | safe }}}\n")
+    result = invoke(runner, ["render", "-f", "spec.yaml", "--templates", "templates"])
+    assert (result.exit_code, result.stdout, result.stderr) == (0, (
+        "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n"
+        "  j: '[1, \"a\\u003cb\"]'\n  s: x\n"), "")
+
+
+def test_the_timer_and_the_memory_limit_are_restored(runner: CliRunner, tmp_path: Path) -> None:
+    import resource
+    import signal
+
+    before = (signal.getsignal(signal.SIGALRM), resource.getrlimit(resource.RLIMIT_AS))
+    _templates(tmp_path, FAILING["division-by-zero"][0])
+    invoke(runner, ["render", "-f", "spec.yaml", "--templates", "templates"])
+    invoke(runner, ["render", "-f", "spec.yaml"])
+    assert (signal.getsignal(signal.SIGALRM), resource.getrlimit(resource.RLIMIT_AS)) == before
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
