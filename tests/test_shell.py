@@ -22,7 +22,7 @@ from pmanifest.shell import (
     written_paths,
 )
 
-WRAPPER = FsPath(__file__).parents[1] / "templates" / "sigterm-wrapper.sh"
+SUPERVISOR = FsPath(__file__).parents[1] / "templates" / "supervisor.sh"
 
 
 @pytest.mark.parametrize(
@@ -151,10 +151,14 @@ def test_exec_that_keeps_the_trap(script: str) -> None:
     assert analyse(script).execs == ()
 
 
-def test_generated_wrapper_is_clean() -> None:
-    facts = analyse(WRAPPER.read_text(encoding="utf-8"))
-    (trap,) = facts.traps
-    assert trap.does_work and not trap.exits_zero
+def test_generated_supervisor_is_clean() -> None:
+    text = SUPERVISOR.read_text(encoding="utf-8")
+    facts = analyse(text)
+    # 'exit 143' (before the main starts), then 'pm_term=1'; trap '' TERM ignores, no handler
+    rows = [i for i, line in enumerate(text.splitlines())
+            if line.startswith(("trap 'exit 143' TERM", "trap 'pm_term=1' TERM"))]
+    assert [t.loc.row for t in facts.traps] == rows and len(rows) == 2
+    assert not any(t.exits_zero or t.does_work for t in facts.traps)
     assert facts.execs == () and facts.foreground == ()
 
 
@@ -295,3 +299,13 @@ TOKENS = ["trap", "'x'", '"y"', "TERM", "EXIT", "exec", "wait", "&", ";", "&&", 
 def test_token_soup_never_raises(tokens: list[str]) -> None:
     facts = analyse(" ".join(tokens))
     assert all("TERM" in trap.signals for trap in facts.traps)
+
+
+def test_supervisor_mode() -> None:
+    from pmanifest.shell import supervisor_mode
+
+    assert supervisor_mode(["/bin/sh", "-c", "s", "pmanifest-supervisor", "none", "20", "0",
+                            "run"]) == "none"
+    assert supervisor_mode(["/bin/sh", "-c", "s", "pmanifest-supervisor"]) is None
+    assert supervisor_mode(["/bin/sh", "-c", "s", "other", "none"]) is None
+    assert supervisor_mode(["python", "-c", "s", "pmanifest-supervisor", "none"]) is None

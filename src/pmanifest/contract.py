@@ -7,6 +7,13 @@ sides import them from here; nothing else spells them out.
 from __future__ import annotations
 
 SIGTERM_EXIT = 143  # 128 + SIGTERM: what a preempted pod's handler exits with (never 0)
+# what pmanifest's termination supervisor exits with when its main dies of a SIGTERM that was
+# no preemption (templates/supervisor.sh): a failure, so no podFailurePolicy may ignore it
+UNEXPECTED_TERM_EXIT = 43
+# $0 of the supervisor in a rendered container (sh -c SCRIPT pmanifest-supervisor MODE ...), and
+# its MODE for a workload without a checkpoint (its TERM handler only stops the main)
+SUPERVISOR_NAME = "pmanifest-supervisor"
+SUPERVISOR_NO_CHECKPOINT = "none"
 DISRUPTION_TARGET = "DisruptionTarget"  # the pod condition a drain or eviction sets
 KUBERNETES_DEFAULT_GRACE = 30  # terminationGracePeriodSeconds when a pod does not set it
 ROLE_LABEL = "pmanifest.io/role"  # label (or annotation) that declares a workload's role

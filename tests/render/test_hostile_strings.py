@@ -104,9 +104,10 @@ def test_hostile_text_arrives_unchanged(env_value: str, arg: str, ckpt_text: str
     assert train["env"][0] == {"name": "HOSTILE", "value": env_value}
     ckpt_argv = ["/bin/sh", "-c", ckpt_text] if as_string else [ckpt_text, ckpt_arg]
     main_argv = ["python", arg, arg, "--fixed"]
+    assert train["args"] == main_argv  # the supervisor starts the main, whatever the trigger
     if trigger == "sigterm":
-        assert train["command"][3:] == ["pmanifest-sigterm", str(len(ckpt_argv)), *ckpt_argv]
-        assert train["args"] == main_argv
+        assert train["command"][3:] == ["pmanifest-supervisor", "command", "290",
+                                        str(len(ckpt_argv)), *ckpt_argv]
     else:
-        assert [*train["command"], *train["args"]] == main_argv
+        assert train["command"][3:] == ["pmanifest-supervisor", "prestop", "10", "0"]
         assert train["lifecycle"]["preStop"]["exec"]["command"] == ckpt_argv

@@ -227,6 +227,6 @@ def test_coordinator_stays_recreate() -> None:
 ])
 def test_requests_up_to_their_limits_render(requests: str, limits: str) -> None:
     text = (f"apiVersion: pmanifest/v1\nworkloads:\n  - name: w\n    image: x\n"
-            f"    resources: {{requests: {requests}, limits: {limits}}}\n")
+            f"    command: [run]\n    resources: {{requests: {requests}, limits: {limits}}}\n")
     job = _objects(text)[("Job", "w")]
     assert _container(job)["resources"]["requests"] == yaml.safe_load(requests)

@@ -32,7 +32,8 @@ def _override(tmp_path: Path, name: str, text: str) -> Path:
 def test_templates_ship_in_the_package() -> None:
     names = {p.name for p in BUILTIN.iterdir()}
     assert {"job.yaml.j2", "deployment.yaml.j2", "service.yaml.j2", "pod.yaml.j2",
-            "poddisruptionbudget.yaml.j2", "sigterm-wrapper.sh"} <= names
+            "poddisruptionbudget.yaml.j2", "supervisor.sh"} <= names
+    assert "sigterm-wrapper.sh" not in names  # replaced by the supervisor
 
 
 def test_override_by_file_name(tmp_path: Path) -> None:

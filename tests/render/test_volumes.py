@@ -87,6 +87,7 @@ def test_volumes_without_a_shared_volume() -> None:
         workloads:
           - name: train
             image: x
+            command: [run]
             volumes: [{name: dshm, mountPath: /dev/shm, emptyDir: {medium: Memory}}]
         """)
     train = _pods(spec)["train"]
@@ -118,7 +119,7 @@ _SUB_PATH = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max
 @given(sub_path=_SUB_PATH, output=st.sampled_from(["yaml", "json"]))
 def test_hostile_sub_path_arrives_unchanged(sub_path: str, output: str) -> None:
     spec = {"apiVersion": "pmanifest/v1", "workloads": [{
-        "name": "train", "image": "x",
+        "name": "train", "image": "x", "command": ["run"],
         "volumes": [{"name": "data", "mountPath": "/data", "claimName": "d",
                      "subPath": sub_path}]}]}
     # allow_unicode=False: see test_hostile_strings (a raw NEL would fold in the input)

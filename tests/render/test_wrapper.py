@@ -1,4 +1,6 @@
-"""The generated SIGTERM wrapper, run for real by /bin/sh with the argv exactly as rendered."""
+"""The termination supervisor as rendered, run for real by /bin/sh with the argv exactly as
+rendered (here not as PID 1, so it signals the main alone; tests/preemption runs it as PID 1
+of a PID namespace under every shell)."""
 
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ from typing import Any
 import pytest
 import yaml
 
-from pmanifest.render import render_text
+from pmanifest.render import RenderOptions, render_text
 
 from .conftest import EXAMPLES, ROOT
 
@@ -69,6 +71,7 @@ def test_sigterm_checkpoints_once_and_exits_143(tmp_path: Path) -> None:
                                          [sys.executable, "-c", CHECKPOINT, *HOSTILE]))
     argv = _argv(container)
     assert argv[:2] == ["/bin/sh", "-c"]
+    assert argv[3:5] == ["pmanifest-supervisor", "command"]
     proc, main_out, ckpt_out = _start(argv, tmp_path)
     assert json.loads(main_out.read_text()) == HOSTILE
     started = time.monotonic()
@@ -94,9 +97,13 @@ def test_string_checkpoint_runs_in_sh(tmp_path: Path) -> None:
     assert ckpt_out.read_text() == "saved \n"
 
 
-@pytest.mark.parametrize("status", [0, 3])
-def test_main_exit_status_is_passed_through(status: int, tmp_path: Path) -> None:
-    main = f"import sys; sys.exit({status})"
+@pytest.mark.parametrize(("main", "status"), [
+    ("import sys; sys.exit(0)", 0), ("import sys; sys.exit(3)", 3),
+    # a main that exits 143 without a preemption: 43, which the Job does not ignore
+    ("import sys; sys.exit(143)", 43),
+    ("import os, signal; os.kill(os.getpid(), signal.SIGTERM)", 43),
+], ids=["0", "3", "exit-143", "own-term"])
+def test_main_exit_status_is_passed_through(main: str, status: int, tmp_path: Path) -> None:
     container = _container(_sigterm_spec([sys.executable, "-c", main],
                                          [sys.executable, "-c", CHECKPOINT]))
     env = {**os.environ, "CKPT_OUT": str(tmp_path / "ckpt.jsonl")}
@@ -105,30 +112,32 @@ def test_main_exit_status_is_passed_through(status: int, tmp_path: Path) -> None
     assert not (tmp_path / "ckpt.jsonl").exists()
 
 
-def _wrappers() -> list[tuple[str, str]]:
+def _supervisors() -> list[tuple[str, str]]:
+    """(example:container, script) of every worker container of every example."""
     out = []
     for example in EXAMPLES:
         text = render_text(example.read_text(), example.name)
         for obj in yaml.safe_load_all(text):
-            if "template" not in obj["spec"]:
-                continue  # Service, PodDisruptionBudget
+            if obj["kind"] != "Job":
+                continue
             for container in obj["spec"]["template"]["spec"]["containers"]:
                 command = container.get("command", [])
-                if command[:2] == ["/bin/sh", "-c"]:
-                    out.append((f"{example.name}:{container['name']}", command[2]))
+                assert command[:2] == ["/bin/sh", "-c"], f"{example.name}: {command}"
+                assert command[3] == "pmanifest-supervisor"
+                out.append((f"{example.name}:{container['name']}", command[2]))
     return out
 
 
-WRAPPERS = _wrappers()
+SUPERVISORS = _supervisors()
 
 
-def test_examples_with_sigterm_use_the_wrapper() -> None:
-    assert len(WRAPPERS) >= 2
+def test_every_example_worker_runs_under_the_supervisor() -> None:
+    assert len(SUPERVISORS) >= 3
 
 
-@pytest.mark.parametrize(("where", "script"), WRAPPERS, ids=[w for w, _ in WRAPPERS])
-def test_wrapper_passes_sh_n_and_shellcheck(where: str, script: str, tmp_path: Path) -> None:
-    path = tmp_path / "wrapper.sh"
+@pytest.mark.parametrize(("where", "script"), SUPERVISORS, ids=[w for w, _ in SUPERVISORS])
+def test_supervisor_passes_sh_n_and_shellcheck(where: str, script: str, tmp_path: Path) -> None:
+    path = tmp_path / "supervisor.sh"
     path.write_text(script)
     subprocess.run(["/bin/sh", "-n", str(path)], check=True)
     shellcheck = shutil.which("shellcheck")
@@ -138,14 +147,25 @@ def test_wrapper_passes_sh_n_and_shellcheck(where: str, script: str, tmp_path: P
     assert done.returncode == 0, done.stdout
 
 
-@pytest.mark.parametrize(("where", "script"), WRAPPERS, ids=[w for w, _ in WRAPPERS])
-def test_wrapper_shape_for_the_linter(where: str, script: str) -> None:
+@pytest.mark.parametrize(("where", "script"), SUPERVISORS, ids=[w for w, _ in SUPERVISORS])
+def test_supervisor_shape_for_the_linter(where: str, script: str) -> None:
     lines = [line.strip() for line in script.splitlines()]
-    trap = next(i for i, line in enumerate(lines) if line.startswith("trap 'pmanifest_on_term"))
-    # exec only inside the backgrounded subshell, never at top level after the trap
-    top_level_exec = [line for line in lines[trap:] if line.startswith("exec ")]
-    assert top_level_exec == ['exec "$@"']
+    statements = [line for line in lines if line and not line.startswith("#")]
+    assert statements[0].startswith("trap 'exit 143' TERM")  # before anything else
+    # exec only inside backgrounded subshells, never at top level after a trap
+    execs = [line for line in statements if line.startswith("exec ") or " exec " in line]
+    assert execs == ['(trap \'\' INT QUIT; trap - TERM; shift "$pm_n"; exec "$@") &  # the main',
+                     'exec "$@"']
     assert lines[lines.index('exec "$@"') + 1] == ") &"
-    assert "exit 0" not in script
-    assert "exit 143" in script
-    assert 'wait "$child"' in lines
+    assert not [line for line in statements if line.startswith("exit 0")]
+    assert statements[-1] == "exit 143"
+    assert 'wait "$pm_child"' in statements
+
+
+def test_templates_dir_replaces_the_supervisor(tmp_path: Path) -> None:
+    (tmp_path / "supervisor.sh").write_text("# site supervisor\nexec \"$@\"\n")
+    text = render_text((ROOT / "examples" / "finetune-sigterm.yaml").read_text(), "f.yaml",
+                       RenderOptions(templates_dir=str(tmp_path)))
+    [job] = [o for o in yaml.safe_load_all(text) if o["kind"] == "Job"]
+    command = job["spec"]["template"]["spec"]["containers"][0]["command"]
+    assert command[2:5] == ["# site supervisor\nexec \"$@\"\n", "pmanifest-supervisor", "command"]

@@ -58,7 +58,8 @@ def test_standard_worker_is_kept_off_preemptible_nodes() -> None:
     [job] = _objects("""\
         apiVersion: pmanifest/v1
         workloads:
-          - {name: train, image: x, compute: standard, nodeSelector: {gpu: h100}}
+          - {name: train, image: x, command: [run], compute: standard,
+             nodeSelector: {gpu: h100}}
         """)
     assert _pod(job)["affinity"] == {"nodeAffinity": NOT_IN}
     assert _pod(job)["nodeSelector"] == {"gpu": "h100"}
@@ -68,7 +69,7 @@ def test_old_versions_get_no_pod_replacement_policy() -> None:
     [job] = _objects("""\
         apiVersion: pmanifest/v1
         workloads:
-          - {name: train, image: x}
+          - {name: train, image: x, command: [run]}
         """, version="1.28")
     assert "podReplacementPolicy" not in job["spec"]
     assert job["spec"]["podFailurePolicy"]["rules"][1]["onPodConditions"] == []
@@ -78,11 +79,13 @@ def test_completions_make_an_indexed_job() -> None:
     [job] = _objects("""\
         apiVersion: pmanifest/v1
         workloads:
-          - {name: sweep, image: x, parallelism: 4, completions: 16, gpus: 2, backoffLimit: 9}
+          - {name: sweep, image: x, command: [run], parallelism: 4, completions: 16, gpus: 2,
+             backoffLimit: 9, activeDeadlineSeconds: 86400}
         """)
     spec = job["spec"]
     assert (spec["parallelism"], spec["completions"], spec["completionMode"]) == (4, 16, "Indexed")
     assert spec["backoffLimit"] == 9
+    assert spec["activeDeadlineSeconds"] == 86400
     assert _pod(job)["containers"][0]["resources"] == {"limits": {"nvidia.com/gpu": 2}}
 
 
@@ -117,7 +120,7 @@ def test_serving_and_coordinator_deployments() -> None:
     assert coord["metadata"]["labels"]["team"] == "b"
 
 
-def test_prestop_string_runs_in_sh_and_leaves_the_command() -> None:
+def test_prestop_string_runs_in_sh_and_the_supervisor_stops_the_main() -> None:
     [job] = _objects("""\
         apiVersion: pmanifest/v1
         cluster: {sharedVolume: {claimName: fs, mountPath: /mnt/fs}}
@@ -131,8 +134,9 @@ def test_prestop_string_runs_in_sh_and_leaves_the_command() -> None:
                          gracePeriodSeconds: 90}
         """)
     container = _pod(job)["containers"][0]
-    assert container["command"] == ["python", "eval.py"]
-    assert container["args"] == ["--n", "3"]
+    # after the hook, the main gets marginSeconds (10 s by default) to stop
+    assert container["command"][3:] == ["pmanifest-supervisor", "prestop", "10", "0"]
+    assert container["args"] == ["python", "eval.py", "--n", "3"]
     assert container["lifecycle"] == {"preStop": {"exec": {"command": [
         "/bin/sh", "-c", "flush && sync"]}}}
     assert container["env"] == [{"name": "A", "value": "1"},
@@ -152,7 +156,9 @@ def test_sigterm_passes_argv_as_parameters() -> None:
         """)
     container = _pod(job)["containers"][0]
     assert container["command"][:2] == ["/bin/sh", "-c"]
-    assert container["command"][3:] == ["pmanifest-sigterm", "2", "save", "`id`"]
+    # mode command (a command is given), deadline 300 - 10 s after SIGTERM
+    assert container["command"][3:] == ["pmanifest-supervisor", "command", "290", "2", "save",
+                                        "`id`"]
     assert container["args"] == ["python", "train.py", "$(id)"]
     assert "$(id)" not in container["command"][2] and "`id`" not in container["command"][2]
     assert "lifecycle" not in container
@@ -166,6 +172,7 @@ def test_standard_worker_may_exceed_the_cap() -> None:
           - name: train
             image: x
             compute: standard
+            command: [run]
             checkpoint: {command: save, trigger: preStop, gracePeriodSeconds: 900}
         """), "s.yaml")
     checkpoint = spec.workloads[0].checkpoint
@@ -176,7 +183,8 @@ def test_standard_worker_may_exceed_the_cap() -> None:
     ("labels: {app.kubernetes.io/name: x}", "label 'app.kubernetes.io/name' is set by pmanifest"),
     ("labels: {team: 'a b'}", "label value 'a b' is not a valid Kubernetes label value"),
     ("env: {1BAD: x}", "environment variable name '1BAD' is not valid"),
-    ("gpus: 2\n    resources: {limits: {nvidia.com/gpu: 1}}", "nvidia.com/gpu is set from gpus"),
+    ("command: [run]\n    gpus: 2\n    resources: {limits: {nvidia.com/gpu: 1}}",
+     "nvidia.com/gpu is set from gpus"),
     ("args: [x]", "a worker needs command as well as args"),
     ("parallelism: 0", "workloads[0].parallelism must be at least 1, got 0"),
     ("ports: [8000, 8000]", "workloads[0].ports has duplicate entries"),

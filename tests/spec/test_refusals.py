@@ -224,10 +224,12 @@ CASES: list[tuple[str, str, str]] = [
         workloads:
           - name: train
             image: x
+            command: [run]
           - name: train
+            role: serving
             image: y
         """,
-        "spec.yaml:5:11: workload name 'train' is already used by workloads[0]; give each "
+        "spec.yaml:6:11: workload name 'train' is already used by workloads[0]; give each "
         "workload its own name",
     ),
     (
@@ -249,6 +251,7 @@ CASES: list[tuple[str, str, str]] = [
         workloads:
           - name: train
             image: x
+            command: [run]
         """,
         "spec.yaml:4:5: worker 'train' renders a Job, which needs Kubernetes 1.26 or later "
         "(podFailurePolicy, which keeps preemptions from counting as failures, is off by "
@@ -272,7 +275,7 @@ CASES: list[tuple[str, str, str]] = [
         apiVersion: pmanifest/v1
         cluster: {kubernetesVersion: "1.12"}
         workloads:
-          - {name: train, image: x}
+          - {name: train, image: x, command: [run]}
         """,
         "spec.yaml:2:30: unsupported Kubernetes version '1.12'; supported: 1.25 to 1.37; change "
         "cluster.kubernetesVersion",
@@ -288,15 +291,30 @@ CASES: list[tuple[str, str, str]] = [
         "coordinator, serving; did you mean 'serving'?",
     ),
     (
-        "sigterm without a command",
+        "worker without a command",
         """\
         apiVersion: pmanifest/v1
         workloads:
           - name: train
             image: x
+            checkpoint: {command: "save", trigger: preStop}
+        """,
+        "spec.yaml:3:5: worker 'train' has no command: workers run under pmanifest's "
+        "termination supervisor, which starts the main itself, and the image's ENTRYPOINT "
+        "cannot be known from the spec; add the image's entrypoint and arguments, e.g. "
+        "command: [python, train.py] and args: [--resume]",
+    ),
+    (
+        "sigterm without a command",
+        """\
+        apiVersion: pmanifest/v1
+        workloads:
+          - name: rdzv
+            role: coordinator
+            image: x
             checkpoint: {command: "save", trigger: sigterm}
         """,
-        "spec.yaml:5:44: trigger: sigterm wraps the main command, but the workload has no "
+        "spec.yaml:6:44: trigger: sigterm wraps the main command, but the workload has no "
         "command; add command: [...] or use trigger: preStop",
     ),
     (
@@ -641,7 +659,8 @@ def test_refusal_from_stdin_names_stdin() -> None:
 def test_old_version_from_flag(tmp_path: object, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)  # type: ignore[arg-type]
     with open("spec.yaml", "w", encoding="utf-8") as handle:
-        handle.write("apiVersion: pmanifest/v1\nworkloads:\n  - {name: train, image: x}\n")
+        handle.write("apiVersion: pmanifest/v1\nworkloads:\n"
+                     "  - {name: train, image: x, command: [run]}\n")
     result = CliRunner().invoke(main, ["render", "-f", "spec.yaml",
                                        "--kubernetes-version", "1.25"])
     assert (result.exit_code, result.stdout) == (2, "")

@@ -302,9 +302,10 @@ CASES: list[tuple[str, str, str]] = [
         workloads:
           - name: train
             image: x
+            command: [run]
             strategy: {type: Recreate}
         """,
-        "spec.yaml:5:5: strategy applies to serving workloads, not worker; remove it or change "
+        "spec.yaml:6:5: strategy applies to serving workloads, not worker; remove it or change "
         "role",
     ),
     (

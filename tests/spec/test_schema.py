@@ -23,7 +23,9 @@ NO_DEFAULT = {
     "workloads[].namespace", "defaults.namespace",
     "workloads[].serviceAccountName", "defaults.serviceAccountName",
     "workloads[].checkpoint.command", "workloads[].checkpoint.trigger",
-    "workloads[].checkpoint.dir",
+    "workloads[].checkpoint.dir", "workloads[].activeDeadlineSeconds",
+    # the mode's default depends on whether a command is given; no expected duration: unchecked
+    "workloads[].checkpoint.mode", "workloads[].checkpoint.expectedSeconds",
     *(f"{w}.tolerations[].{k}" for w in ("workloads[]", "defaults")
       for k in ("key", "effect", "tolerationSeconds")),
     # a volume's name, path and source are required or exclusive; omitting them means nothing

@@ -122,10 +122,11 @@ CASES: list[tuple[str, str, str]] = [
         workloads:
           - name: sweep
             image: x
+            command: [run]
             parallelism: 8
             backoffLimitPerIndex: 2
         """,
-        "spec.yaml:6:5: backoffLimitPerIndex needs an Indexed Job; add completions: N (one "
+        "spec.yaml:7:5: backoffLimitPerIndex needs an Indexed Job; add completions: N (one "
         "index per shard)",
     ),
     (
@@ -135,10 +136,11 @@ CASES: list[tuple[str, str, str]] = [
         workloads:
           - name: sweep
             image: x
+            command: [run]
             completions: 32
             maxFailedIndexes: 4
         """,
-        "spec.yaml:6:5: maxFailedIndexes counts the indexes that used up backoffLimitPerIndex; "
+        "spec.yaml:7:5: maxFailedIndexes counts the indexes that used up backoffLimitPerIndex; "
         "add backoffLimitPerIndex: N",
     ),
     (
@@ -148,11 +150,12 @@ CASES: list[tuple[str, str, str]] = [
         workloads:
           - name: sweep
             image: x
+            command: [run]
             completions: 32
             backoffLimitPerIndex: 1
             maxFailedIndexes: 40
         """,
-        "spec.yaml:7:23: maxFailedIndexes 40 is above completions 32; use at most 32",
+        "spec.yaml:8:23: maxFailedIndexes 40 is above completions 32; use at most 32",
     ),
     (
         "too many completions for backoffLimitPerIndex",
@@ -161,10 +164,11 @@ CASES: list[tuple[str, str, str]] = [
         workloads:
           - name: sweep
             image: x
+            command: [run]
             completions: 100001
             backoffLimitPerIndex: 1
         """,
-        "spec.yaml:5:18: completions 100001 is above 100000, the most the API server allows "
+        "spec.yaml:6:18: completions 100001 is above 100000, the most the API server allows "
         "with backoffLimitPerIndex; split the sweep or remove backoffLimitPerIndex",
     ),
     (
@@ -175,10 +179,11 @@ CASES: list[tuple[str, str, str]] = [
         workloads:
           - name: sweep
             image: x
+            command: [run]
             completions: 32
             backoffLimitPerIndex: 1
         """,
-        "spec.yaml:7:5: the Job schema of Kubernetes 1.27 has no backoffLimitPerIndex; set "
+        "spec.yaml:8:5: the Job schema of Kubernetes 1.27 has no backoffLimitPerIndex; set "
         "cluster.kubernetesVersion or --kubernetes-version to 1.29 or later, or remove "
         "backoffLimitPerIndex",
     ),
@@ -190,11 +195,12 @@ CASES: list[tuple[str, str, str]] = [
         workloads:
           - name: sweep
             image: x
+            command: [run]
             completions: 32
             maxFailedIndexes: 2
             backoffLimitPerIndex: 1
         """,
-        "spec.yaml:8:5: backoffLimitPerIndex is alpha in Kubernetes 1.28, off by default, and "
+        "spec.yaml:9:5: backoffLimitPerIndex is alpha in Kubernetes 1.28, off by default, and "
         "the API server drops a disabled field without a word; set cluster.kubernetesVersion "
         "or --kubernetes-version to 1.29 or later, or remove backoffLimitPerIndex",
     ),
@@ -205,11 +211,12 @@ CASES: list[tuple[str, str, str]] = [
         workloads:
           - name: train
             image: x
+            command: [run]
             resources:
               requests: {cpu: 64}
               limits: {cpu: 8}
         """,
-        "spec.yaml:6:23: resources.requests cpu: 64 is above its limit 8, which the API server "
+        "spec.yaml:7:23: resources.requests cpu: 64 is above its limit 8, which the API server "
         "rejects; lower the request or raise resources.limits",
     ),
     (
@@ -219,11 +226,12 @@ CASES: list[tuple[str, str, str]] = [
         workloads:
           - name: train
             image: x
+            command: [run]
             resources:
               requests: {memory: 2Gi}
               limits: {memory: 2000Mi}
         """,
-        "spec.yaml:6:26: resources.requests memory: 2Gi is above its limit 2000Mi, which the "
+        "spec.yaml:7:26: resources.requests memory: 2Gi is above its limit 2000Mi, which the "
         "API server rejects; lower the request or raise resources.limits",
     ),
     (
@@ -233,11 +241,12 @@ CASES: list[tuple[str, str, str]] = [
         workloads:
           - name: train
             image: x
+            command: [run]
             gpus: 8
             resources:
               requests: {nvidia.com/gpu: 4}
         """,
-        "spec.yaml:7:34: resources.requests nvidia.com/gpu: 4 differs from its limit 8 (gpus), "
+        "spec.yaml:8:34: resources.requests nvidia.com/gpu: 4 differs from its limit 8 (gpus), "
         "and nvidia.com/gpu cannot be overcommitted; remove the request (it defaults to the "
         "limit) or make it 8",
     ),
@@ -248,10 +257,11 @@ CASES: list[tuple[str, str, str]] = [
         workloads:
           - name: train
             image: x
+            command: [run]
             resources:
               requests: {nvidia.com/gpu: 4}
         """,
-        "spec.yaml:6:34: resources.requests nvidia.com/gpu: 4 has no limit, and nvidia.com/gpu "
+        "spec.yaml:7:34: resources.requests nvidia.com/gpu: 4 has no limit, and nvidia.com/gpu "
         "cannot be overcommitted (the limit is what the pod gets); set gpus: 4 and remove the "
         "request",
     ),
@@ -262,10 +272,11 @@ CASES: list[tuple[str, str, str]] = [
         workloads:
           - name: train
             image: x
+            command: [run]
             resources:
               requests: {rdma/hca: 1}
         """,
-        "spec.yaml:6:28: resources.requests rdma/hca: 1 has no limit, and rdma/hca cannot be "
+        "spec.yaml:7:28: resources.requests rdma/hca: 1 has no limit, and rdma/hca cannot be "
         "overcommitted (the limit is what the pod gets); add resources.limits rdma/hca: 1 and "
         "remove the request",
     ),
@@ -276,11 +287,12 @@ CASES: list[tuple[str, str, str]] = [
         workloads:
           - name: train
             image: x
+            command: [run]
             gpus: 8
             resources:
               limits: {nvidia.com/gpu: 8}
         """,
-        "spec.yaml:7:16: nvidia.com/gpu is set from gpus; remove it from resources.limits",
+        "spec.yaml:8:16: nvidia.com/gpu is set from gpus; remove it from resources.limits",
     ),
     (
         "a Kubernetes manifest",

@@ -5,8 +5,8 @@ and every ``{{ expression }}`` goes through ``_finalize``, which turns strings i
 double-quoted scalars written by PyYAML's emitter (so no spec string is ever interpreted as
 YAML or Jinja), and lists/maps into flow collections of such scalars. The rendered text is
 parsed back with the safe loader, validated against the Kubernetes schema of the target
-version and only then dumped. The SIGTERM wrapper is fixed text; the user's argv reaches it
-as positional parameters, never pasted into the script.
+version and only then dumped. The termination supervisor (templates/supervisor.sh) is fixed
+text; the user's argv reaches it as positional parameters, never pasted into the script.
 
 The whole output is built as one string; nothing is printed until everything succeeded.
 """

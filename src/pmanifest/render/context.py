@@ -6,13 +6,18 @@ from __future__ import annotations
 import posixpath
 from typing import Any
 
-from pmanifest.contract import SIGTERM_EXIT
+from pmanifest.contract import (
+    KUBERNETES_DEFAULT_GRACE,
+    SIGTERM_EXIT,
+    SUPERVISOR_NAME,
+    SUPERVISOR_NO_CHECKPOINT,
+)
 from pmanifest.profile import Profile
 from pmanifest.render.runtime import env_entries, runtime_context, with_annotations
 from pmanifest.schema import version_tuple
 from pmanifest.spec import SHARED_VOLUME_NAME, Spec, Volume, WorkloadSpec
+from pmanifest.spec.model import DEFAULT_MARGIN_SECONDS
 
-WRAPPER_NAME = "pmanifest-sigterm"  # $0 of the wrapper, visible in ps
 POD_REPLACEMENT_SINCE = (1, 29)  # podReplacementPolicy beta, on by default (GA 1.34)
 # Before 1.29 the OpenAPI schema marks onPodConditions required in every podFailurePolicy rule,
 # even in an onExitCodes rule; the API server accepts an empty list there.
@@ -54,6 +59,7 @@ def workload_context(w: WorkloadSpec, spec: Spec, version: str, profile: Profile
 def _job_context(w: WorkloadSpec, version: str) -> dict[str, Any]:
     return {
         "backoff_limit": w.backoff_limit,
+        "active_deadline_seconds": w.active_deadline_seconds,
         "parallelism": w.parallelism,
         "completions": w.completions,
         # Indexed when completions are given: each index is one shard, and the pod that
@@ -96,7 +102,7 @@ def _pod_context(w: WorkloadSpec, spec: Spec, profile: Profile, wrapper: str) ->
         "service_account_name": w.service_account_name,
         "tolerations": tolerations,
         "volumes": volumes,
-        "container": _container_context(w, wrapper, mounts),
+        "container": _container_context(w, profile, wrapper, mounts),
     }
 
 
@@ -119,22 +125,47 @@ def _taint_toleration(profile: Profile) -> dict[str, Any] | None:
     return {"key": taint.key, "operator": "Equal", "value": taint.value, "effect": taint.effect}
 
 
-def _container_context(w: WorkloadSpec, wrapper: str, mounts: list[dict[str, Any]]
-                       ) -> dict[str, Any]:
+def supervisor_arguments(w: WorkloadSpec, profile: Profile) -> list[str]:
+    """MODE DEADLINE N CHECKPOINT_ARGV... of templates/supervisor.sh (see its header)."""
+    ckpt = w.checkpoint
+    if ckpt is None:  # the pod gets Kubernetes' default grace period, or the provider's cap
+        grace = min(KUBERNETES_DEFAULT_GRACE, profile.grace_period_cap)
+        return [SUPERVISOR_NO_CHECKPOINT, str(max(1, grace - DEFAULT_MARGIN_SECONDS)), "0"]
+    if ckpt.trigger == "preStop":  # the hook has used its share; the main gets the margin
+        return ["prestop", str(ckpt.margin_seconds), "0"]
+    mode = ckpt.mode or "command"
+    argv = list(ckpt.command) if mode == "command" else []
+    return [mode, str(ckpt.grace_period_seconds - ckpt.margin_seconds), str(len(argv)), *argv]
+
+
+def _container_context(w: WorkloadSpec, profile: Profile, wrapper: str,
+                       mounts: list[dict[str, Any]]) -> dict[str, Any]:
     command = list(w.command) if w.command is not None else None
     args = list(w.args) if w.args else None
-    pre_stop = None
     ckpt = w.checkpoint
-    if ckpt is not None and ckpt.trigger == "sigterm" and w.main_argv is not None:
-        # /bin/sh -c WRAPPER $0 N CHECKPOINT_ARGV... and, as args, MAIN_ARGV...
-        command = ["/bin/sh", "-c", wrapper, WRAPPER_NAME, str(len(ckpt.command)),
-                   *ckpt.command]
+    pre_stop = list(ckpt.command) if ckpt is not None and ckpt.trigger == "preStop" else None
+    supervised = w.role == "worker" or (ckpt is not None and ckpt.trigger == "sigterm")
+    if supervised and w.main_argv is not None:
+        # /bin/sh -c SUPERVISOR $0 MODE DEADLINE N CHECKPOINT_ARGV... and, as args, the main
+        command = ["/bin/sh", "-c", wrapper, SUPERVISOR_NAME, *supervisor_arguments(w, profile)]
         args = list(w.main_argv)
-    elif ckpt is not None and ckpt.trigger == "preStop":
-        pre_stop = list(ckpt.command)
     env = env_entries(w.env)
     if ckpt is not None and ckpt.dir is not None:
         env.append({"name": "CHECKPOINT_DIR", "value": posixpath.normpath(ckpt.dir)})
+    return {
+        "name": w.name,
+        "image": w.image,
+        "command": command,
+        "args": args,
+        "env": env,
+        "ports": [{"name": f"port-{p}", "containerPort": p} for p in w.ports],
+        "resources": _resources(w),
+        "pre_stop": pre_stop,
+        "volume_mounts": mounts,
+    }
+
+
+def _resources(w: WorkloadSpec) -> dict[str, Any]:
     limits: dict[str, str | int] = dict(w.resources.get("limits", {}))
     if w.gpus:
         limits["nvidia.com/gpu"] = w.gpus
@@ -143,16 +174,4 @@ def _container_context(w: WorkloadSpec, wrapper: str, mounts: list[dict[str, Any
         resources["requests"] = dict(w.resources["requests"])
     if limits:
         resources["limits"] = limits
-    return {
-        "name": w.name,
-        "image": w.image,
-        "command": command,
-        "args": args,
-        "env": env,
-        "ports": [{"name": f"port-{p}", "containerPort": p} for p in w.ports],
-        "resources": resources,
-        "pre_stop": pre_stop,
-        "volume_mounts": mounts,
-    }
-
-
+    return resources

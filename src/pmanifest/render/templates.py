@@ -15,7 +15,7 @@ from pmanifest.render.sandbox import render_bounded, sandbox_class, template_fai
 from pmanifest.render.yamltext import _finalize, quote, to_yaml
 from pmanifest.schema import validate
 
-WRAPPER_TEMPLATE = "sigterm-wrapper.sh"
+WRAPPER_TEMPLATE = "supervisor.sh"  # the termination supervisor (--templates can replace it)
 _BUILTIN_PREFIX = "pmanifest/templates/"
 
 

@@ -27,7 +27,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from pmanifest.contract import KUBERNETES_DEFAULT_GRACE
+from pmanifest.contract import KUBERNETES_DEFAULT_GRACE, SUPERVISOR_NO_CHECKPOINT
 from pmanifest.document import Path
 from pmanifest.rules import Context, Hit, Mention, rule
 from pmanifest.shell import (
@@ -37,9 +37,13 @@ from pmanifest.shell import (
     ScriptFacts,
     Trap,
     analyse,
+    container_argv,
     container_script,
     prestop_of,
+    script_shell,
+    supervisor_mode,
     written_paths,
+    zero_exit,
 )
 from pmanifest.workloads import Container, Workload
 
@@ -58,9 +62,17 @@ class _Shell:
     script_path: Path | None  # from the document root
     facts: ScriptFacts
     prestop: PreStop | None
+    program: str | None = None  # the shell that runs the script: sh, bash, dash, busybox...
+    no_checkpoint: bool = False  # pmanifest's supervisor without a checkpoint (mode none)
+
+    @property
+    def term_handlers(self) -> tuple[Trap, ...]:
+        """The TERM traps that stand for a checkpoint trigger: none for pmanifest's
+        supervisor in mode none, whose handler only stops the main."""
+        return () if self.no_checkpoint else self.facts.traps
 
     def trap_hit(self, trap: Trap | Command, message: str,
-                 mention: Trap | None = None, at: int = 0) -> Hit:
+                 mention: Trap | Command | None = None, at: int = 0) -> Hit:
         """A hit at ``trap`` (or a command) inside the script; ``mention``: the line of
         another trap, inserted into the message at ``at``."""
         assert self.script_path is not None
@@ -81,7 +93,9 @@ def _shells(workload: Workload) -> Iterator[_Shell]:
         if found is not None and isinstance(found[1], str):
             script_path = (*container.path, *found[0])
             facts = analyse(found[1])
-        yield _Shell(container, script_path, facts, prestop_of(container.data))
+        argv = container_argv(container.data)
+        yield _Shell(container, script_path, facts, prestop_of(container.data),
+                     script_shell(argv), supervisor_mode(argv) == SUPERVISOR_NO_CHECKPOINT)
 
 
 def _grace(pod: dict[str, Any]) -> int | None:
@@ -112,9 +126,9 @@ def grace_period_unclaimed(context: Context) -> Iterable[Hit]:
             else f"is {grace} s")
     fix = f"claim the window with terminationGracePeriodSeconds (up to {cap})"
     for shell in _shells(workload):
-        if shell.facts.traps:
+        if shell.term_handlers:
             yield shell.trap_hit(
-                shell.facts.traps[0],
+                shell.term_handlers[0],
                 f"container {shell.container.name!r} checkpoints on SIGTERM but "
                 f"terminationGracePeriodSeconds {told}: {fix}",
             )
@@ -177,7 +191,7 @@ def no_checkpoint_handler(context: Context) -> Iterable[Hit]:
     if workload.role != "worker" or workload.recovers or not workload.placement.only_preemptible:
         return
     shells = [s for s in _shells(workload) if not s.container.init]
-    if not shells or any(s.facts.traps or s.facts.opaque or s.prestop is not None
+    if not shells or any(s.term_handlers or s.facts.opaque or s.prestop is not None
                          for s in shells):
         return  # (an opaque script may well trap TERM: PM006 says it was not read)
     first = shells[0].container
@@ -218,13 +232,27 @@ def trap_exits_zero(context: Context) -> Iterable[Hit]:
     kind = context.workload.kind_title or context.workload.kind
     for shell in _shells(context.workload):
         for trap in shell.facts.traps:
-            if trap.exits_zero:
+            found = zero_exit(trap, shell.program)
+            if found is None:
+                continue
+            if not found.returns and not found.reason:  # a literal exit 0 in the handler
                 yield shell.trap_hit(
                     trap,
                     "the TERM handler exits 0, so a preempted pod counts as succeeded and the "
                     f"{kind} can complete with unfinished work: exit 143 "
                     "(128+SIGTERM)",
                 )
+                continue
+            start = (f"the TERM handler {'returns, and the script ' if found.returns else ''}"
+                     f"ends with `{found.code}`")
+            reason = f" {found.reason}" if found.reason else ""
+            same_line = found.command.loc.row == trap.loc.row
+            yield shell.trap_hit(
+                trap,
+                f"{start}{reason}, so a preempted pod can count as succeeded and the {kind} "
+                "complete with unfinished work: end the handler with exit 143 (128+SIGTERM)",
+                mention=None if same_line else found.command, at=len(start),
+            )
 
 
 # --- PM306 ----------------------------------------------------------------------------------

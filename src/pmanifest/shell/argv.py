@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pmanifest.contract import SUPERVISOR_NAME
 from pmanifest.document import Path
 from pmanifest.shell.facts import LAUNCHERS, SHELLS, Command, Loc
 
@@ -15,6 +16,28 @@ from pmanifest.shell.facts import LAUNCHERS, SHELLS, Command, Loc
 def script_index(argv: Sequence[Any]) -> int | None:
     """Index in ``argv`` of the script a shell runs with ``-c`` (``sh -c``, ``bash -euc``,
     ``busybox sh -c``, behind ``env``/``tini --``), or None when argv runs no shell script."""
+    found = _script(argv)
+    return found[0] if found is not None else None
+
+
+def script_shell(argv: Sequence[Any]) -> str | None:
+    """The shell that runs ``argv``'s ``-c`` script: sh, bash, dash, ash, zsh, ... (busybox
+    for ``busybox sh``), or None when argv runs no shell script."""
+    found = _script(argv)
+    return found[1] if found is not None else None
+
+
+def supervisor_mode(argv: Sequence[Any]) -> str | None:
+    """MODE of pmanifest's termination supervisor when ``argv`` runs it (``sh -c SCRIPT
+    pmanifest-supervisor MODE ...``), else None."""
+    index = script_index(argv)
+    if index is None or len(argv) < index + 3 or argv[index + 1] != SUPERVISOR_NAME:
+        return None
+    mode = argv[index + 2]
+    return mode if isinstance(mode, str) else None
+
+
+def _script(argv: Sequence[Any]) -> tuple[int, str] | None:
     i = 0
     while i < len(argv) and isinstance(argv[i], str):
         program = posixpath.basename(argv[i])
@@ -25,12 +48,14 @@ def script_index(argv: Sequence[Any]) -> int | None:
             ):
                 i += 1
             continue
+        shell = program
         if program == "busybox" and i + 1 < len(argv) and argv[i + 1] in SHELLS:
             i += 1
             program = str(argv[i])
         if program not in SHELLS:
             return None
-        return _after_c(argv, i + 1)
+        index = _after_c(argv, i + 1)
+        return (index, shell) if index is not None else None
     return None
 
 
@@ -56,17 +81,23 @@ def _after_c(argv: Sequence[Any], i: int) -> int | None:
     return None
 
 
-def container_script(container: dict[str, Any]) -> tuple[Path, str] | None:
-    """The main script of a container (``command``, then ``args``) as (path relative to the
-    container, text). Without ``command`` the image's entrypoint is unknown: None."""
+def container_argv(container: dict[str, Any]) -> list[Any]:
+    """``command`` + ``args``; empty without ``command`` (the image's entrypoint is unknown)."""
     command = container.get("command")
     args = container.get("args")
     if not isinstance(command, list) or not command:
-        return None
-    argv = list(command) + (list(args) if isinstance(args, list) else [])
+        return []
+    return list(command) + (list(args) if isinstance(args, list) else [])
+
+
+def container_script(container: dict[str, Any]) -> tuple[Path, str] | None:
+    """The main script of a container (``command``, then ``args``) as (path relative to the
+    container, text). Without ``command`` the image's entrypoint is unknown: None."""
+    argv = container_argv(container)
     index = script_index(argv)
     if index is None:
         return None
+    command = container["command"]
     if index < len(command):
         return ("command", index), argv[index]
     return ("args", index - len(command)), argv[index]

@@ -82,6 +82,9 @@ class Trap:
     signals: tuple[str, ...]
     action: str
     commands: tuple[Command, ...]  # what the action runs, through called functions
+    # what the main shell runs after setting it (not in subshells or the background): where
+    # the script goes when the handler returns
+    following: tuple[Command, ...] = ()
 
     @property
     def work(self) -> tuple[Command, ...]:

@@ -15,8 +15,8 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, TypeGuard
 
 from pmanifest.shell.facts import QUICK, Command, Loc, ScriptFacts, Trap, _sleeps_forever
 
@@ -70,6 +70,9 @@ _ORIGIN = Loc(0, 0)
 MAX_NESTING = 150  # levels of syntax and of inlined calls (each is a few Python frames)
 STEPS_BASE = 5_000  # statements walked, inlined bodies included: this plus STEPS_PER_BYTE * size
 STEPS_PER_BYTE = 4  # (real scripts use under 1 per byte)
+# traps whose following main-shell commands are kept (a handler that returns goes on there);
+# past it a script of thousands of traps would cost traps x commands
+MAX_TRAPS_FOLLOWED = 64
 
 
 class _Opaque(Exception):
@@ -239,30 +242,49 @@ def analyse(script: str) -> ScriptFacts:
 
 def _facts(events: Sequence[_Event]) -> ScriptFacts:
     traps: list[Trap] = []
-    execs: list[Command] = []
-    foreground: list[Command] = []
-    commands = [e.command for e in events if e.command is not None]
+    blocking = _Blocking(_waited_after(events))
     handler = False
-    main_started = False  # the main process went to the background: what follows is epilogue
-    waited = _waited_after(events)
+    main_shell = [(i, e.command) for i, e in enumerate(events) if _in_main_shell(e.command)]
     for i, event in enumerate(events):
         if event.trap is not None:
-            traps.append(event.trap)
+            following = (() if len(traps) >= MAX_TRAPS_FOLLOWED
+                         else tuple(c for j, c in main_shell if j > i))
+            traps.append(replace(event.trap, following=following))
             handler = True
             continue
         if event.reset:
             handler = False
         command = event.command
-        if not handler or command is None or command.captured:
-            continue
-        kind = _while_trapped(command, main_started, waited[i])
+        if handler and command is not None and not command.captured:
+            blocking.see(i, command)
+    commands = tuple(e.command for e in events if e.command is not None)
+    return ScriptFacts(tuple(traps), tuple(blocking.execs), tuple(blocking.foreground),
+                       commands)
+
+
+@dataclass
+class _Blocking:
+    """What the main shell runs while a TERM handler is set: ``exec`` that discards it, and
+    foreground commands that keep it from running."""
+
+    waited: list[bool]  # for each event, whether the main shell waits after it
+    execs: list[Command] = field(default_factory=list)
+    foreground: list[Command] = field(default_factory=list)
+    main_started: bool = False  # the main process went to the background: then epilogue
+
+    def see(self, index: int, command: Command) -> None:
+        kind = _while_trapped(command, self.main_started, self.waited[index])
         if kind == "main":
-            main_started = True
+            self.main_started = True
         elif kind == "exec":
-            execs.append(command)
+            self.execs.append(command)
         elif kind == "foreground":
-            foreground.append(command)
-    return ScriptFacts(tuple(traps), tuple(execs), tuple(foreground), tuple(commands))
+            self.foreground.append(command)
+
+
+def _in_main_shell(command: Command | None) -> TypeGuard[Command]:
+    return command is not None and not (command.subshell or command.background
+                                        or command.captured)
 
 
 def _while_trapped(command: Command, main_started: bool, waited: bool) -> str:

@@ -15,6 +15,7 @@ from pmanifest.spec.model import (
     _LABEL_NAME,
     _LABEL_PREFIX,
     _LABEL_VALUE,
+    DEFAULT_MARGIN_SECONDS,
     DEFAULT_REPLICAS,
     RESERVED_LABELS,
     SHARED_VOLUME_NAME,
@@ -124,7 +125,7 @@ class Checker:
             raise self.fail(path, f"workload {raw['name']!r} has no image; add image: "
                             "<registry/repository:tag> (or set it in defaults)", value=False)
         check_entrypoint(self, path, raw, role, image)
-        command = _argv(raw["command"]) if "command" in raw else None
+        command = self.main_command(path, raw, role)
         checkpoint = self.checkpoint(path, raw, compute, shared, command)
         env = {**_env(defaults.get("env", {})), **_env(raw.get("env", {}))}
         if checkpoint is not None and checkpoint.dir is not None and "CHECKPOINT_DIR" in env:
@@ -151,8 +152,22 @@ class Checker:
             resources=resources,
             backoff_limit=backoff_limit(raw),
             volumes=volumes,
+            active_deadline_seconds=raw.get("activeDeadlineSeconds"),
             runtime=runtime(self, path, raw, defaults, role, replicas),
         )
+
+    def main_command(self, path: Path, raw: dict[str, Any], role: str
+                     ) -> tuple[str, ...] | None:
+        """The main argv; None (the image's entrypoint) only where no supervisor starts it."""
+        if "command" in raw:
+            return _argv(raw["command"])
+        if role == "worker":
+            raise self.fail(path, f"worker {raw['name']!r} has no command: workers run under "
+                            "pmanifest's termination supervisor, which starts the main "
+                            "itself, and the image's ENTRYPOINT cannot be known from the "
+                            "spec; add the image's entrypoint and arguments, e.g. command: "
+                            "[python, train.py] and args: [--resume]", value=False)
+        return None
 
     def volumes(self, path: Path, raw: dict[str, Any], shared: SharedVolume | None
                 ) -> list[tuple[Path, Volume]]:
@@ -210,7 +225,7 @@ class Checker:
 
     def check_role_fields(self, path: Path, raw: dict[str, Any], role: str) -> None:
         only = {"parallelism": "worker", "completions": "worker", "backoffLimit": "worker",
-                "replicas": "coordinator or serving"}
+                "activeDeadlineSeconds": "worker", "replicas": "coordinator or serving"}
         for key, roles in only.items():
             if key in raw and role not in roles:
                 raise self.fail((*path, key), f"{key} applies to {roles} workloads, not "
@@ -236,12 +251,71 @@ class Checker:
             raise self.fail((*cpath, "trigger"), "trigger: sigterm wraps the main command, "
                             "but the workload has no command; add command: [...] or use "
                             "trigger: preStop")
+        mode = self.checkpoint_mode(cpath, body)
+        self.check_timing(cpath, body, grace)
         ckpt_dir = body.get("dir")
         if ckpt_dir is not None:
             self.check_dir((*cpath, "dir"), ckpt_dir, shared)
-        cmd = body["command"]
+        cmd = body.get("command", [])
         argv = ("/bin/sh", "-c", cmd) if isinstance(cmd, str) else _argv(cmd)
-        return Checkpoint(argv, body["trigger"], grace, ckpt_dir)
+        return Checkpoint(argv, body["trigger"], grace, ckpt_dir, mode,
+                          body.get("marginSeconds", DEFAULT_MARGIN_SECONDS),
+                          body.get("expectedSeconds"))
+
+    def checkpoint_mode(self, cpath: Path, body: dict[str, Any]) -> str | None:
+        """The mode (None with trigger preStop), refused where it and the command disagree."""
+        mode = body.get("mode")
+        has_command = "command" in body
+        if body["trigger"] == "preStop":
+            if mode is not None:
+                raise self.fail((*cpath, "mode"), "mode applies to trigger: sigterm; with "
+                                "trigger: preStop the hook runs checkpoint.command and the "
+                                "supervisor then stops the main, so remove mode", value=False)
+            if not has_command:
+                raise self.fail(cpath, "trigger: preStop runs checkpoint.command as the "
+                                "hook, and there is none; add command: [...] under "
+                                "checkpoint", value=False)
+            return None
+        if mode is None:
+            return "command" if has_command else "signal"
+        if mode == "command" and not has_command:
+            raise self.fail((*cpath, "mode"), "mode: command runs checkpoint.command on "
+                            "SIGTERM, and there is none; add command: [...] under checkpoint, "
+                            "or use mode: signal if the main's own TERM handler checkpoints")
+        if mode == "signal" and has_command:
+            raise self.fail((*cpath, "command"), "mode: signal forwards SIGTERM to the main, "
+                            "whose own handler checkpoints, so checkpoint.command would never "
+                            "run; remove command or use mode: command", value=False)
+        mode_value: str = mode
+        return mode_value
+
+    def check_timing(self, cpath: Path, body: dict[str, Any], grace: int) -> None:
+        """The margin leaves the supervisor time, and the declared checkpoint fits."""
+        margin = body.get("marginSeconds", DEFAULT_MARGIN_SECONDS)
+        where = "marginSeconds" if "marginSeconds" in body else "gracePeriodSeconds"
+        if grace - margin < 1:
+            raise self.fail((*cpath, where) if where in body else cpath,
+                            f"marginSeconds {margin} leaves no time before the supervisor's "
+                            f"deadline (gracePeriodSeconds {grace} - marginSeconds {margin} "
+                            f"< 1 s); set marginSeconds to at most {grace - 1} or raise "
+                            "gracePeriodSeconds", value=where in body)
+        expected = body.get("expectedSeconds")
+        if expected is None:
+            return
+        hook = body["trigger"] == "preStop"
+        what = "the preStop hook" if hook else "the checkpoint"
+        if expected > grace:
+            raise self.fail((*cpath, "expectedSeconds"), f"{what} takes up to {expected} s "
+                            f"(expectedSeconds), more than the {grace} s grace period: the "
+                            "kubelet SIGKILLs the pod before it ends; raise "
+                            "gracePeriodSeconds or make the checkpoint faster")
+        if expected + margin > grace:
+            then = ("the main then gets marginSeconds to stop" if hook else
+                    f"the supervisor stops everything {grace - margin} s after SIGTERM")
+            raise self.fail((*cpath, "expectedSeconds"), f"{what} takes up to {expected} s "
+                            f"(expectedSeconds) and {then}: {expected} + {margin} s exceeds "
+                            f"gracePeriodSeconds {grace}; raise gracePeriodSeconds to at "
+                            f"least {expected + margin} or lower marginSeconds")
 
     def check_dir(self, path: Path, ckpt_dir: str, shared: SharedVolume | None) -> None:
         if shared is None:

@@ -13,8 +13,10 @@ from pmanifest.spec.model import (
     COMPUTE,
     DEFAULT_BACKOFF_LIMIT,
     DEFAULT_GRACE_SECONDS,
+    DEFAULT_MARGIN_SECONDS,
     DNS1123_LABEL,
     DNS1123_SUBDOMAIN,
+    MODES,
     SHARED_VOLUME_NAME,
     TRIGGERS,
     VOLUME_SOURCES,
@@ -129,16 +131,25 @@ def _checkpoint_schema() -> dict[str, Any]:
     return _f({
         "type": "object",
         "additionalProperties": False,
-        "required": ["command", "trigger"],
+        "required": ["trigger"],
         "properties": {
             "command": _f({"type": ["array", "string"], "items": _ARGV_ITEM, "minItems": 1,
                            "minLength": 1},
-                          "Checkpoint command: an argv list, or a string run by /bin/sh -c."),
+                          "Checkpoint command: an argv list, or a string run by /bin/sh -c. "
+                          "Required with trigger: preStop and mode: command; not allowed "
+                          "with mode: signal."),
             "trigger": _f({"enum": list(TRIGGERS)},
-                          "What runs the checkpoint on preemption: `sigterm` (a /bin/sh wrapper "
-                          "traps TERM, checkpoints once, stops the main process, exits 143) or "
-                          "`preStop` (a preStop exec hook; the main command is left as is). "
-                          "Exactly one; never both."),
+                          "What starts the checkpoint on preemption: `sigterm` (the "
+                          "termination supervisor gets the kubelet's SIGTERM and acts by "
+                          "`mode`) or `preStop` (a preStop exec hook runs the command; then "
+                          "the supervisor stops the main). Exactly one; never both."),
+            "mode": _f({"enum": list(MODES)},
+                       "With trigger: sigterm, what the supervisor does on SIGTERM: `signal` "
+                       "forwards it to the main's processes, whose own handler checkpoints "
+                       "(PyTorch Lightning, HF Trainer, Ray Train, torchrun); `command` runs "
+                       "checkpoint.command once while the main still runs, then stops the "
+                       "main. Omitted means `command` when a command is given, else "
+                       "`signal`."),
             "gracePeriodSeconds": _f({"type": "integer", "minimum": 1, "maximum": INT64_MAX},
                                      "terminationGracePeriodSeconds of the pods; at most the "
                                      "profile's cap on preemptible compute. Omitted means "
@@ -146,12 +157,26 @@ def _checkpoint_schema() -> dict[str, Any]:
                                      f"{DEFAULT_GRACE_SECONDS} s with the default profile, "
                                      f"{_DEFAULT.name}).",
                                      DEFAULT_GRACE_SECONDS),
+            "marginSeconds": _f({"type": "integer", "minimum": 1, "maximum": INT64_MAX},
+                                "How long before the kubelet's SIGKILL the supervisor gives "
+                                "up: gracePeriodSeconds - marginSeconds after SIGTERM it "
+                                "SIGKILLs whatever still runs and exits 143, the code the "
+                                "Job ignores (with trigger: preStop, the main gets "
+                                "marginSeconds to stop after the hook). Must leave at least "
+                                "1 s.", DEFAULT_MARGIN_SECONDS),
+            "expectedSeconds": _f({"type": "integer", "minimum": 1, "maximum": INT64_MAX},
+                                  "How long the checkpoint takes at most (the hook, the "
+                                  "command or the main's handler), e.g. 90 for a ~10B-"
+                                  "parameter model. Checked: expectedSeconds + marginSeconds "
+                                  "must fit in gracePeriodSeconds. Omitted means not "
+                                  "checked."),
             "dir": _f({"type": "string", "minLength": 1},
                       "Checkpoint directory; must lie under cluster.sharedVolume.mountPath. "
                       "Exported to the container as CHECKPOINT_DIR."),
         },
     }, "How the workload checkpoints when its node is preempted; omitted means no checkpoint "
-       "(the pods get Kubernetes' default grace period).")
+       "(the pods get Kubernetes' default grace period, and a worker's supervisor just stops "
+       "the main on SIGTERM).")
 
 
 def _workload_schema() -> dict[str, Any]:
@@ -165,8 +190,10 @@ def _workload_schema() -> dict[str, Any]:
                       "coordinator and serving default to standard and can never be "
                       "preemptible.", "preemptible"),
         "command": _f({"type": "array", "items": _ARGV_ITEM, "minItems": 1},
-                      "Main command (argv). Omitted means the image's ENTRYPOINT (not possible "
-                      "with the sigterm trigger, nor with args on a worker)."),
+                      "Main command (argv). Required for workers, which run under the "
+                      "termination supervisor (the image's ENTRYPOINT is not known to "
+                      "pmanifest), and with trigger: sigterm. Omitted means the image's "
+                      "ENTRYPOINT."),
         "args": _f({"type": "array", "items": _ARGV_ITEM},
                    "Arguments appended to command. Without command (serving and coordinator "
                    "only), the arguments of the image's ENTRYPOINT, as vllm/vllm-openai and "
@@ -196,6 +223,12 @@ def _workload_schema() -> dict[str, Any]:
         "backoffLimit": _f(_count(0),
                            "Job retries for genuine failures (preemptions are not counted).",
                            DEFAULT_BACKOFF_LIMIT),
+        "activeDeadlineSeconds": _f({"type": "integer", "minimum": 1, "maximum": INT64_MAX},
+                                    "Workers: the most seconds the Job may run in all, "
+                                    "preempted attempts included (preemptions do not count "
+                                    "against backoffLimit, so without it a Job that keeps "
+                                    "being preempted runs unbounded). Omitted means no "
+                                    "limit."),
         "checkpoint": _checkpoint_schema(),
     }
     props.update(_shared_fields())

@@ -15,6 +15,8 @@ from pmanifest.spec.runtime import EnvRef, Runtime
 API_VERSION = "pmanifest/v1"
 COMPUTE = ("preemptible", "standard")
 TRIGGERS = ("sigterm", "preStop")
+MODES = ("signal", "command")  # checkpoint.mode, for trigger: sigterm
+DEFAULT_MARGIN_SECONDS = 10  # checkpoint.marginSeconds: the supervisor ends this early
 _DEFAULT = get_profile(DEFAULT_PROFILE)  # for the defaults the schema documents
 DEFAULT_GRACE_SECONDS = _DEFAULT.grace_period_cap  # the whole window of the active profile
 DEFAULT_BACKOFF_LIMIT = 3
@@ -55,10 +57,15 @@ class Volume:
 
 @dataclass(frozen=True)
 class Checkpoint:
+    """``command`` is empty in signal mode; ``mode`` is None with trigger preStop."""
+
     command: tuple[str, ...]
     trigger: str
     grace_period_seconds: int
     dir: str | None
+    mode: str | None = "command"
+    margin_seconds: int = DEFAULT_MARGIN_SECONDS
+    expected_seconds: int | None = None
 
 
 @dataclass(frozen=True)
@@ -85,6 +92,7 @@ class WorkloadSpec:
     resources: dict[str, dict[str, str | int]]
     backoff_limit: int | None  # None: no global limit (backoffLimitPerIndex alone)
     volumes: tuple[Volume, ...] = ()
+    active_deadline_seconds: int | None = None
     runtime: Runtime = field(default_factory=Runtime)  # env sources, probes, rollout, ...
 
     @property

@@ -1,0 +1,178 @@
+"""The termination supervisor as PID 1 under every shell, preempted the way a kubelet does it,
+in containers taken from ``render_text`` output.
+
+Grace period 3 s, margin 1 s: the supervisor's deadline is 2 s after SIGTERM (1 s after the
+hook with a preStop trigger), the kubelet's SIGKILL 3 s after the preemption started.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import signal
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .containers import rendered
+from .kubelet import Outcome, Preemption, Shell, needs_root, run, shells
+
+pytestmark = needs_root
+
+GRACE, MARGIN = 3, 1
+DEADLINE = GRACE - MARGIN
+PROMPT = 1.5  # "promptly": well before the deadline
+PY = sys.executable
+HOSTILE = [
+    "it's", 'say "hi"', "$(touch PWNED)", "`touch PWNED`", "line1\nline2", "{{ 7 * 7 }}",
+    "  two  spaces  ", "", "$HOME", "*", "-n", "\\", "; exit 0", "#hash", "ünïcödé ✓", "--",
+    "%s", "'; kill -9 $$; '", "a\tb", "143",
+]
+
+_UP = "import json, os, pathlib, signal, sys, time\n"
+_READY = "pathlib.Path(os.environ['READY']).touch()\n"
+_SAVE = "open(os.environ['CKPT_LOG'], 'a').write('ckpt\\n')\n"
+MAINS = {
+    "sleeps": _UP + _READY + "time.sleep(60)",
+    "ignores-term": _UP + "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n" + _READY
+    + "time.sleep(60)",
+    # a trainer that saves in its own TERM handler, then exits 0 (as the seed's example does)
+    "saves-on-term-exits-0": _UP + "def on_term(*_):\n    " + _SAVE.strip()
+    + "\n    sys.exit(0)\nsignal.signal(signal.SIGTERM, on_term)\n" + _READY + "time.sleep(60)",
+    "exits-0": "import sys; sys.exit(0)",
+    "exits-3": "import sys; sys.exit(3)",
+    "dies-of-own-term": "import os, signal, time; os.kill(os.getpid(), signal.SIGTERM); "
+    "time.sleep(10)",
+    # its argv, and its SigIgn mask (which Python leaves alone for INT, QUIT and TERM)
+    "dumps-argv": _UP + "json.dump(sys.argv[1:], open(os.environ['MAIN_OUT'], 'w'))\n"
+    "status = open('/proc/self/status').read().split('SigIgn:')[1].split()[0]\n"
+    "open(os.environ['MAIN_OUT'] + '.sigign', 'w').write(status)\n" + _READY
+    + "time.sleep(60)",
+}
+# the trainer a launcher starts: its handler takes 0.5 s to save, then leaves a marker
+CHILD = (_UP + "def on_term(*_):\n    time.sleep(0.5)\n    " + _SAVE.strip()
+         + "\n    pathlib.Path(os.environ['MARKER']).write_text('saved')\n    sys.exit(0)\n"
+         "signal.signal(signal.SIGTERM, on_term)\n" + _READY + "time.sleep(60)")
+CHECKPOINTS = {
+    "quick": _UP + _SAVE,
+    "half-second": _UP + _SAVE + "time.sleep(0.5)",
+    "slow": _UP + _SAVE + "time.sleep(30)\nopen(os.environ['CKPT_LOG'], 'a').write('done\\n')",
+    "fails": _UP + _SAVE + "sys.exit(5)",
+    "dumps-argv": _UP + _SAVE + "json.dump(sys.argv[1:], open(os.environ['CKPT_OUT'], 'w'))",
+}
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    mode: str
+    main: str  # a key of MAINS, or "launcher"
+    exit_code: int
+    seconds: tuple[float, float]  # [low, high)
+    checkpoints: int
+    checkpoint: str | None = None  # a key of CHECKPOINTS
+    preemption: Preemption | None = field(default_factory=Preemption)
+    extra: Callable[[Path, Outcome], None] | None = None
+
+
+def _launcher_ran_child_handler(work: Path, outcome: Outcome) -> None:
+    assert (work / "marker").read_text() == "saved"
+
+
+def _checkpoint_cut_at_deadline(work: Path, outcome: Outcome) -> None:
+    assert "done" not in (work / "ckpt.log").read_text()
+    assert "deadline reached" in outcome.stderr
+
+
+def _failure_reported(work: Path, outcome: Outcome) -> None:
+    assert "checkpoint command failed with status 5" in outcome.stderr
+
+
+def _main_never_started(work: Path, outcome: Outcome) -> None:
+    assert not (work / "ready").exists()
+
+
+def _distinct_code_explained(work: Path, outcome: Outcome) -> None:
+    assert "exited 143 (SIGTERM) without a preemption" in outcome.stderr
+
+
+def _argv_and_signals(work: Path, outcome: Outcome) -> None:
+    assert json.loads((work / "main.json").read_text()) == HOSTILE
+    assert json.loads((work / "ckpt.json").read_text()) == HOSTILE
+    assert not (work / "PWNED").exists()
+    ignored = int((work / "main.json.sigign").read_text(), 16)
+    mask = sum(1 << (s - 1) for s in (signal.SIGINT, signal.SIGQUIT, signal.SIGTERM))
+    assert ignored & mask == mask - (1 << (signal.SIGTERM - 1))  # INT, QUIT: yes; TERM: no
+
+
+SCENARIOS = [
+    Scenario("ignores-term", "command", "ignores-term", 143, (DEADLINE, GRACE), 1, "quick"),
+    Scenario("handles-term-exits-0", "signal", "saves-on-term-exits-0", 143, (0, PROMPT), 1),
+    Scenario("exits-0", "none", "exits-0", 0, (0, PROMPT), 0, preemption=None),
+    Scenario("exits-3", "none", "exits-3", 3, (0, PROMPT), 0, preemption=None),
+    Scenario("own-term", "none", "dies-of-own-term", 43, (0, PROMPT), 0, preemption=None,
+             extra=_distinct_code_explained),
+    Scenario("launcher", "signal", "launcher", 143, (0.5, DEADLINE), 1,
+             extra=_launcher_ran_child_handler),
+    Scenario("slow-checkpoint", "command", "sleeps", 143, (DEADLINE, GRACE), 1, "slow",
+             extra=_checkpoint_cut_at_deadline),
+    Scenario("failing-checkpoint", "command", "sleeps", 143, (0, PROMPT), 1, "fails",
+             extra=_failure_reported),
+    Scenario("term-twice", "command", "sleeps", 143, (0.5, PROMPT), 1, "half-second",
+             preemption=Preemption(term_twice=True)),
+    Scenario("term-before-main", "command", "sleeps", 143, (0, PROMPT), 0, "quick",
+             preemption=Preemption(before_main=True), extra=_main_never_started),
+    Scenario("prestop-exec-python", "prestop", "sleeps", 143, (0.5, PROMPT), 1, "half-second"),
+    Scenario("argv-and-signals", "command", "dumps-argv", 143, (0, PROMPT), 1, "dumps-argv",
+             extra=_argv_and_signals),
+]
+
+
+def _main_argv(scenario: Scenario, work: Path) -> list[str]:
+    if scenario.main == "launcher":
+        launcher = work / "train.sh"
+        launcher.write_text("#!/bin/bash\n# a launcher: the trainer runs in the foreground\n"
+                            f"{shlex.quote(PY)} -c {shlex.quote(CHILD)}\n"
+                            'echo "launcher: trainer exited $?"\n')
+        return ["bash", str(launcher)]
+    extra = HOSTILE if scenario.main == "dumps-argv" else []
+    return [PY, "-c", MAINS[scenario.main], *extra]
+
+
+def _container(scenario: Scenario, work: Path) -> tuple[dict[str, Any], int]:
+    checkpoint = None
+    if scenario.checkpoint is not None:
+        extra = HOSTILE if scenario.checkpoint == "dumps-argv" else []
+        checkpoint = [PY, "-c", CHECKPOINTS[scenario.checkpoint], *extra]
+    env = {name: str(work / file) for name, file in [
+        ("READY", "ready"), ("CKPT_LOG", "ckpt.log"), ("MARKER", "marker"),
+        ("MAIN_OUT", "main.json"), ("CKPT_OUT", "ckpt.json")]}
+    return rendered(_main_argv(scenario, work), mode=scenario.mode, grace=GRACE,
+                    margin=MARGIN, checkpoint=checkpoint, env=env)
+
+
+def run_scenario(scenario: Scenario, shell: Shell, work: Path) -> Outcome:
+    preemption = scenario.preemption
+    if preemption is not None and not preemption.before_main:
+        preemption = Preemption(ready=work / "ready", term_twice=preemption.term_twice)
+    container, grace = _container(scenario, work)
+    assert grace == (GRACE if scenario.mode != "none" else 30)
+    return run(container, shell, work, grace=grace, preemption=preemption,
+               checkpoint_log=work / "ckpt.log")
+
+
+@pytest.mark.parametrize("shell", shells(), ids=str)
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.name)
+def test_scenario(scenario: Scenario, shell: Shell, tmp_path: Path) -> None:
+    outcome = run_scenario(scenario, shell, tmp_path)
+    low, high = scenario.seconds
+    assert (outcome.exit_code, outcome.checkpoints, outcome.survivors) == (
+        scenario.exit_code, scenario.checkpoints, ()), outcome.stderr
+    assert low <= outcome.seconds < high, outcome
+    assert not outcome.kubelet_killed
+    if scenario.extra is not None:
+        scenario.extra(tmp_path, outcome)
