@@ -31,8 +31,11 @@ if [ -z "$pm_mode" ] || [ "$#" -le $((pm_n + 3)) ]; then
 fi
 shift 3
 pm_ckpt=
+# this shell's PID, read from /proc: a kubelet turns a double dollar in command/args into one
+pm_self=0
+{ read -r pm_self _ </proc/self/stat; } 2>/dev/null
 pm_signal() {  # $1: signal name; to the main's processes (see above), never to this shell
-  if [ "$$" = 1 ]; then
+  if [ "$pm_self" = 1 ]; then
     kill -"$1" -1 2>/dev/null
   else
     kill -"$1" "$pm_child" ${pm_ckpt:+"$pm_ckpt"} 2>/dev/null
@@ -56,7 +59,7 @@ pm_child=$!
 wait "$pm_child"  # returns when the main exits or a TERM arrives
 pm_status=$?
 if [ -z "$pm_term" ] || ! kill -0 "$pm_child" 2>/dev/null; then  # the main exited by itself
-  [ "$$" != 1 ] || kill -KILL -1 2>/dev/null  # what it left running ends with it
+  [ "$pm_self" != 1 ] || kill -KILL -1 2>/dev/null  # what it left running ends with it
   if [ "$pm_status" = 143 ]; then
     echo "pmanifest-supervisor: the main process exited 143 (SIGTERM) without a" \
       "preemption; exiting 43 so that the failure counts" >&2
@@ -89,7 +92,7 @@ fi
 pm_signal TERM
 wait "$pm_child"
 pm_tick=0.2  # as PID 1, wait for what the main left running too (a launcher's trainer)
-while [ "$$" = 1 ] && kill -0 "$pm_watchdog" 2>/dev/null && pm_busy; do
+while [ "$pm_self" = 1 ] && kill -0 "$pm_watchdog" 2>/dev/null && pm_busy; do
   sleep "$pm_tick" 2>/dev/null || pm_tick=1  # whole seconds where fractions are refused
 done
 pm_child=$pm_watchdog

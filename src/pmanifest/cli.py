@@ -62,9 +62,14 @@ def main() -> None:
               help="A cluster request, saved `tg beta clusters` command line or cluster read: "
                    "refuse workloads that cannot fit its standard GPUs, warn (stderr) about "
                    "preemptible shortfalls.")
+@click.option("--distributed-output", type=click.Choice(["job", "jobset", "rayjob", "raycluster"]),
+              default=None, help="What distributed workers render as; overrides "
+                                 "distributed.output (job|jobset for torchrun, rayjob|raycluster "
+                                 "for ray).")
 def render(spec_path: str, output: str | None, output_format: str | None, check_path: str | None,
            kubernetes_version: str | None, templates_dir: str | None,
-           profile: str | None, cluster_path: str | None) -> None:
+           profile: str | None, cluster_path: str | None,
+           distributed_output: str | None) -> None:
     """Render a spec into Kubernetes manifests on stdout (nothing is printed on error).
 
     What `pmanifest lint` would flag on the output is warned about on stderr, at the
@@ -78,7 +83,7 @@ def render(spec_path: str, output: str | None, output_format: str | None, check_
     cluster = _cluster(cluster_path, spec_path)
     text, name = read_spec(spec_path)
     rendered = render_spec(text, name, RenderOptions(kubernetes_version, templates_dir, fmt,
-                                                     profile, cluster))
+                                                     profile, cluster, distributed_output))
     for warning in rendered.warnings:  # what lint would flag; stdout stays the same
         click.echo(warning.replace("\n", " "), err=True)
     if check_path is not None:

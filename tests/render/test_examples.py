@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -12,13 +13,23 @@ from click.testing import CliRunner
 from syrupy.assertion import SnapshotAssertion
 
 from pmanifest.cli import main
-from pmanifest.schema import supported_versions, validate
+from pmanifest.crd_schema import is_custom_kind, validate_custom
+from pmanifest.schema import SchemaProblem, supported_versions, validate
 
 from .conftest import EXAMPLES, ROOT
 
 REQUIRED_EXAMPLES = {"finetune-sigterm.yaml", "eval-sweep-prestop.yaml", "serving.yaml",
-                     "coordinator-workers.yaml", "serving-vllm.yaml"}
+                     "serving-vllm.yaml", "distributed-torchrun.yaml",
+                     "distributed-jobset.yaml", "distributed-ray.yaml",
+                     "distributed-raycluster.yaml"}
 PER_INDEX_SINCE = "1.29"  # backoffLimitPerIndex: alpha (off) in 1.28, beta from 1.29
+
+
+def problems(obj: dict[str, Any], version: str) -> list[SchemaProblem]:
+    """Core kinds against the Kubernetes schemas, JobSet and Ray against pmanifest's own."""
+    if is_custom_kind(obj["apiVersion"], obj["kind"]):
+        return validate_custom(obj, version)
+    return validate(obj, version)
 
 
 def _render(*args: str, stdin: bytes | None = None) -> tuple[int, str, str]:
@@ -61,7 +72,7 @@ def test_objects_are_schema_valid(example: Path) -> None:
     objects = list(yaml.safe_load_all(text))
     assert objects
     for obj in objects:
-        assert validate(obj, version) == [], obj["kind"]
+        assert problems(obj, version) == [], obj["kind"]
 
 
 def _version(version: str) -> tuple[int, ...]:
@@ -84,17 +95,18 @@ def test_every_supported_version(example: Path, version: str) -> None:
         return
     assert (code, err) == (0, "")
     for obj in yaml.safe_load_all(text):
-        assert validate(obj, version) == []
+        assert problems(obj, version) == []
         if obj["kind"] == "Job":
             has_policy = "podReplacementPolicy" in obj["spec"]
             assert has_policy == (_version(version) >= (1, 29))
 
 
 def test_kind_order_and_labels() -> None:
-    _, text, _ = _render("-f", str(ROOT / "examples" / "coordinator-workers.yaml"))
+    _, text, _ = _render("-f", str(ROOT / "examples" / "distributed-torchrun.yaml"))
     objects = list(yaml.safe_load_all(text))
     assert [(o["kind"], o["metadata"]["name"]) for o in objects] == [
-        ("Service", "rendezvous"), ("Deployment", "rendezvous"), ("Job", "trainer")]
+        ("Service", "trainer"), ("Service", "trainer-rendezvous"),
+        ("Deployment", "trainer-rendezvous"), ("Job", "trainer")]
     for obj in objects:
         labels = obj["metadata"]["labels"]
         assert labels["app.kubernetes.io/managed-by"] == "pmanifest"
@@ -102,4 +114,4 @@ def test_kind_order_and_labels() -> None:
         assert labels["pmanifest.io/role"] in ("coordinator", "worker")
         if "template" in obj["spec"]:
             assert obj["spec"]["template"]["metadata"]["labels"] == labels
-    assert objects[0]["spec"]["selector"] == {"app.kubernetes.io/name": "rendezvous"}
+    assert objects[1]["spec"]["selector"] == {"app.kubernetes.io/name": "trainer-rendezvous"}

@@ -32,6 +32,14 @@ NO_DEFAULT = {
     *(f"{w}.volumes[].{k}" for w in ("workloads[]", "defaults")
       for k in ("name", "mountPath", "subPath", "claimName", "configMap", "secret", "emptyDir",
                 "emptyDir.medium", "emptyDir.sizeLimit")),
+    # distributed: output and nprocPerNode default by framework and gpus (documented), the rest
+    # is required or optional with nothing in its place
+    *(f"workloads[].distributed{k}" for k in (
+        "", ".output", ".maxNodes", ".nprocPerNode", ".rayVersion", ".gcsFaultTolerance",
+        ".gcsFaultTolerance.redisAddress", ".gcsFaultTolerance.redisPasswordSecret",
+        ".gcsFaultTolerance.redisPasswordSecret.name",
+        ".gcsFaultTolerance.redisPasswordSecret.key",
+        ".gcsFaultTolerance.externalStorageNamespace")),
     # run-time fields: a source or a handler is exclusive, a name or port required, and an
     # omitted priority class or Job knob means the cluster's or Kubernetes' behaviour
     *(f"{w}.{k}" for w in ("workloads[]", "defaults")

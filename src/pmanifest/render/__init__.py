@@ -23,6 +23,7 @@ from pmanifest.errors import ConfigError, InputError, SpecError
 from pmanifest.loader import YamlProblem
 from pmanifest.profile import Profile, get_profile
 from pmanifest.render.context import workload_context
+from pmanifest.render.distributed import distributed_objects, with_output
 from pmanifest.render.runtime import check_runtime_support
 from pmanifest.render.templates import _environment, _render_one, _wrapper_text
 from pmanifest.render.warnings import lint_warnings
@@ -33,7 +34,8 @@ from pmanifest.spec import MIN_JOB_VERSION, Spec, WorkloadSpec, load_spec
 __all__ = ["RenderOptions", "Rendered", "Yaml", "dump_yaml", "quote", "read_spec",
            "render_objects", "render_spec", "render_text", "to_yaml"]
 
-KIND_ORDER = ("Service", "PodDisruptionBudget", "Deployment", "Job")
+KIND_ORDER = ("Service", "PodDisruptionBudget", "Deployment", "Job", "JobSet", "RayCluster",
+              "RayJob")
 TEMPLATES = {
     "Service": "service.yaml.j2",
     "PodDisruptionBudget": "poddisruptionbudget.yaml.j2",
@@ -51,6 +53,7 @@ class RenderOptions:
     output: str = "yaml"  # yaml | json
     profile: str | None = None  # provider profile; overrides cluster.profile
     cluster: ClusterRequest | None = None  # --cluster: the workloads must fit its capacity
+    distributed_output: str | None = None  # overrides distributed.output of every workload
 
 
 @dataclass(frozen=True)
@@ -76,6 +79,8 @@ def render_spec(text: str, file: str, options: RenderOptions | None = None,
         profile = get_profile(options.profile)
     spec = load_spec(text, file, profile)  # None: cluster.profile, else the default
     profile = spec.profile
+    if options.distributed_output is not None:
+        spec = with_output(spec, options.distributed_output)
     version = _target_version(spec, options.kubernetes_version)
     _check_job_support(spec, version)
     check_runtime_support(spec, version)
@@ -103,11 +108,15 @@ def render_objects(spec: Spec, version: str, env: Any, profile: Profile) -> list
     wrapper = _wrapper_text(env)
     rendered: list[tuple[int, int, dict[str, Any]]] = []
     for n, workload in enumerate(spec.workloads):
-        context = workload_context(workload, spec, version, profile, wrapper)
-        for kind in _kinds(workload):
-            obj = _render_one(env, TEMPLATES[kind], context, version, deadline)
+        if workload.distributed is not None:
+            parts = distributed_objects(workload, spec, version, profile, wrapper)
+        else:
+            context = workload_context(workload, spec, version, profile, wrapper)
+            parts = [(kind, TEMPLATES[kind], context) for kind in _kinds(workload)]
+        for kind, template, context in parts:
+            obj = _render_one(env, template, context, version, deadline)
             rendered.append((KIND_ORDER.index(kind), n, obj))
-    rendered.sort(key=lambda item: (item[0], item[1]))
+    rendered.sort(key=lambda item: (item[0], item[1]))  # stable: a workload's own order stays
     return [obj for _, _, obj in rendered]
 
 

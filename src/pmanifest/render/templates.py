@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path as FsPath
 from typing import Any
 
+from pmanifest.crd_schema import is_custom_kind, validate_custom
 from pmanifest.errors import InputError, PmanifestError, TemplateError
 from pmanifest.loader import YamlProblem, load_single
 from pmanifest.render.sandbox import render_bounded, sandbox_class, template_failure
@@ -127,7 +128,10 @@ def _parse_and_validate(text: str, filename: str, version: str) -> dict[str, Any
     if not isinstance(obj, dict) or not isinstance(obj.get("kind"), str):
         raise TemplateError("template must render one mapping with apiVersion and kind; fix "
                             "the template", filename)
-    problems = validate(obj, version)
+    if is_custom_kind(str(obj.get("apiVersion")), obj["kind"]):
+        problems = validate_custom(obj, version)  # JobSet, RayCluster, RayJob
+    else:
+        problems = validate(obj, version)
     if problems:
         first = problems[0]
         raise TemplateError(f"rendered {obj['kind']} is not valid for Kubernetes {version}: "

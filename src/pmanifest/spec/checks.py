@@ -10,6 +10,7 @@ from typing import Any
 from pmanifest.document import Path, Positions, dotted
 from pmanifest.errors import PmanifestError
 from pmanifest.profile import Profile
+from pmanifest.spec.distributed import parse_distributed
 from pmanifest.spec.model import (
     _ENV_NAME,
     _LABEL_NAME,
@@ -133,6 +134,9 @@ class Checker:
             raise self.fail(env_path if "CHECKPOINT_DIR" in raw.get("env", {}) else path,
                             "CHECKPOINT_DIR is set from checkpoint.dir; remove it from env",
                             value=False)
+        distributed = None
+        if "distributed" in raw:
+            distributed = parse_distributed(raw["distributed"], raw, path, command, self.fail)
         check_requests(self, path, raw)
         resources = {k: dict(v) for k, v in raw.get("resources", {}).items()}
         replicas = raw.get("replicas", DEFAULT_REPLICAS.get(role, 1))
@@ -153,6 +157,7 @@ class Checker:
             backoff_limit=backoff_limit(raw),
             volumes=volumes,
             active_deadline_seconds=raw.get("activeDeadlineSeconds"),
+            distributed=distributed,
             runtime=runtime(self, path, raw, defaults, role, replicas),
         )
 

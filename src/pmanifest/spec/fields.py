@@ -7,6 +7,7 @@ from typing import Any
 
 from pmanifest.contract import ROLES
 from pmanifest.profile import DEFAULT_PROFILE, profile_names
+from pmanifest.spec.distributed import distributed_schema
 from pmanifest.spec.model import (
     _DEFAULT,
     API_VERSION,
@@ -230,6 +231,7 @@ def _workload_schema() -> dict[str, Any]:
                                     "being preempted runs unbounded). Omitted means no "
                                     "limit."),
         "checkpoint": _checkpoint_schema(),
+        "distributed": distributed_schema(),
     }
     props.update(_shared_fields())
     props.update(runtime_workload_fields())

@@ -21,6 +21,11 @@ _DEFAULT = get_profile(DEFAULT_PROFILE)  # for the defaults the schema documents
 DEFAULT_GRACE_SECONDS = _DEFAULT.grace_period_cap  # the whole window of the active profile
 DEFAULT_BACKOFF_LIMIT = 3
 DEFAULT_REPLICAS = {"serving": 2, "coordinator": 1}
+DEFAULT_MAX_RESTARTS = 10  # torchrun --max-restarts of a distributed worker
+DEFAULT_RDZV_PORT = 29400
+DEFAULT_JOIN_TIMEOUT = 600  # torch's default: how long a rendezvous may wait for minNodes
+DEFAULT_LAST_CALL_TIMEOUT = 30  # torch's default: wait for more nodes once minNodes joined
+DEFAULT_JOBSET_RESTARTS = 3
 MIN_JOB_VERSION = (1, 26)  # podFailurePolicy is on by default from 1.26 (beta), GA in 1.31
 
 DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
@@ -69,6 +74,30 @@ class Checkpoint:
 
 
 @dataclass(frozen=True)
+class GcsFaultTolerance:
+    redis_address: str
+    password_secret: tuple[str, str] | None  # (name, key)
+    external_storage_namespace: str | None
+
+
+@dataclass(frozen=True)
+class Distributed:
+    framework: str
+    output: str
+    min_nodes: int
+    max_nodes: int
+    nproc_per_node: int
+    program: tuple[str, ...]  # torchrun: what follows its flags; ray: the entrypoint argv
+    max_restarts: int = DEFAULT_MAX_RESTARTS
+    rdzv_port: int = DEFAULT_RDZV_PORT
+    join_timeout_seconds: int = DEFAULT_JOIN_TIMEOUT
+    last_call_timeout_seconds: int = DEFAULT_LAST_CALL_TIMEOUT
+    jobset_max_restarts: int = DEFAULT_JOBSET_RESTARTS
+    ray_version: str | None = None
+    gcs: GcsFaultTolerance | None = None
+
+
+@dataclass(frozen=True)
 class WorkloadSpec:
     index: int
     name: str
@@ -93,6 +122,7 @@ class WorkloadSpec:
     backoff_limit: int | None  # None: no global limit (backoffLimitPerIndex alone)
     volumes: tuple[Volume, ...] = ()
     active_deadline_seconds: int | None = None
+    distributed: Distributed | None = None
     runtime: Runtime = field(default_factory=Runtime)  # env sources, probes, rollout, ...
 
     @property

@@ -1,0 +1,171 @@
+"""What a distributed worker renders as, and where each object is placed: the anchors
+(rendezvous, Ray head, submitter) on standard nodes, the workers on preemptible ones under the
+supervisor, the version-dependent Job fields, and custom resources checked by their schemas."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from pmanifest.cli import main
+from pmanifest.render import RenderOptions, render_text
+from pmanifest.render.distributed import STORE_SCRIPT
+
+from .conftest import ROOT
+
+NOT_IN = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+    "nodeSelectorTerms": [{"matchExpressions": [{
+        "key": "together.ai/compute-class", "operator": "NotIn", "values": ["preemptible"]}]}]}}}
+PREEMPTIBLE = {"together.ai/compute-class": "preemptible"}
+
+
+def _objects(example: str, **options: Any) -> dict[str, dict[str, Any]]:
+    path = ROOT / "examples" / example
+    text = render_text(path.read_text(), example, RenderOptions(**options))
+    return {f"{o['kind']}/{o['metadata']['name']}": o for o in yaml.safe_load_all(text)}
+
+
+def _pod(template: dict[str, Any]) -> dict[str, Any]:
+    spec: dict[str, Any] = template["spec"]
+    return spec
+
+
+def test_torchrun_job_shape() -> None:
+    objects = _objects("distributed-torchrun.yaml")
+    headless = objects["Service/trainer"]["spec"]
+    assert headless == {"clusterIP": "None", "publishNotReadyAddresses": True,
+                        "selector": {"app.kubernetes.io/name": "trainer"}}
+    store = _pod(objects["Deployment/trainer-rendezvous"]["spec"]["template"])
+    assert store["affinity"] == NOT_IN and "nodeSelector" not in store
+    assert store["containers"][0]["command"] == ["python", "-c", STORE_SCRIPT, "29400"]
+    assert objects["Deployment/trainer-rendezvous"]["spec"]["strategy"] == {"type": "Recreate"}
+    job = objects["Job/trainer"]["spec"]
+    assert (job["completionMode"], job["completions"], job["parallelism"]) == ("Indexed", 4, 4)
+    assert (job["backoffLimitPerIndex"], job["maxFailedIndexes"]) == (3, 2)
+    assert job["successPolicy"] == {"rules": [{"succeededCount": 1}]}
+    pod = _pod(job["template"])
+    assert pod["subdomain"] == "trainer" and pod["nodeSelector"] == PREEMPTIBLE
+    assert pod["terminationGracePeriodSeconds"] == 240 and pod["restartPolicy"] == "Never"
+    container = pod["containers"][0]
+    assert container["command"][:2] == ["/bin/sh", "-c"]  # the supervisor
+    assert container["args"] == [
+        "torchrun", "--nnodes", "2:4", "--nproc-per-node", "8", "--max-restarts", "10",
+        "--rdzv-backend", "c10d", "--rdzv-endpoint", "trainer-rendezvous:29400",
+        "--rdzv-id", "$(PMANIFEST_RDZV_ID)",
+        "--rdzv-conf", "is_host=false,join_timeout=600,last_call_timeout=30",
+        "train.py", "--config", "configs/7b.yaml"]
+    env = {e["name"]: e for e in container["env"]}
+    assert env["PMANIFEST_RDZV_ID"]["valueFrom"] == {"fieldRef": {
+        "fieldPath": "metadata.labels['batch.kubernetes.io/controller-uid']"}}
+    assert env["TORCH_DISABLE_SHARE_RDZV_TCP_STORE"]["value"] == "1"
+    assert {"name": "dshm", "mountPath": "/dev/shm"} in container["volumeMounts"]
+    assert {"name": "dshm", "emptyDir": {"medium": "Memory"}} in pod["volumes"]
+
+
+@pytest.mark.parametrize(("version", "per_index", "success", "uid_label"), [
+    ("1.26", False, False, "controller-uid"),
+    ("1.28", False, False, "batch.kubernetes.io/controller-uid"),
+    ("1.29", True, False, "batch.kubernetes.io/controller-uid"),
+    ("1.31", True, True, "batch.kubernetes.io/controller-uid"),
+])
+def test_job_fields_follow_the_version(version: str, per_index: bool, success: bool,
+                                       uid_label: str) -> None:
+    job = _objects("distributed-torchrun.yaml", kubernetes_version=version)["Job/trainer"]
+    spec = job["spec"]
+    if per_index:
+        assert "backoffLimit" not in spec and spec["backoffLimitPerIndex"] == 3
+    else:  # one budget for the whole Job: the per-node budget times the nodes
+        assert spec["backoffLimit"] == 12 and "backoffLimitPerIndex" not in spec
+    assert ("successPolicy" in spec) == success
+    env = {e["name"]: e for e in _pod(spec["template"])["containers"][0]["env"]}
+    assert env["PMANIFEST_RDZV_ID"]["valueFrom"]["fieldRef"]["fieldPath"] == (
+        f"metadata.labels['{uid_label}']")
+
+
+def test_user_dev_shm_is_kept() -> None:
+    text = (ROOT / "examples" / "distributed-torchrun.yaml").read_text().replace(
+        "    distributed:", "    volumes:\n      - {name: shm, mountPath: /dev/shm, emptyDir: "
+        "{medium: Memory, sizeLimit: 64Gi}}\n    distributed:")
+    job = yaml.safe_load_all(render_text(text, "x.yaml"))
+    pod = _pod(next(o for o in job if o["kind"] == "Job")["spec"]["template"])
+    assert [v["name"] for v in pod["volumes"]] == ["shared", "shm"]
+
+
+def test_jobset_shape() -> None:
+    jobset = _objects("distributed-jobset.yaml")["JobSet/pretrain"]["spec"]
+    assert jobset["network"] == {"enableDNSHostnames": True, "publishNotReadyAddresses": True}
+    assert jobset["successPolicy"] == {"operator": "All", "targetReplicatedJobs": ["workers"]}
+    rules = jobset["failurePolicy"]["rules"]
+    assert rules[0]["action"] == "RestartJobSetAndIgnoreMaxRestarts"
+    assert rules[0]["onJobFailureReasons"] == ["PodFailurePolicy"]
+    rdzv, workers = jobset["replicatedJobs"]
+    assert (rdzv["name"], workers["name"]) == ("rendezvous", "workers")
+    rdzv_pod = _pod(rdzv["template"]["spec"]["template"])
+    assert rdzv_pod["affinity"] == NOT_IN and rdzv_pod["restartPolicy"] == "Never"
+    assert rdzv["template"]["spec"]["podFailurePolicy"]["rules"][0]["action"] == "FailJob"
+    worker_pod = _pod(workers["template"]["spec"]["template"])
+    assert worker_pod["nodeSelector"] == PREEMPTIBLE and "subdomain" not in worker_pod
+    args = worker_pod["containers"][0]["args"]
+    assert args[args.index("--rdzv-endpoint") + 1] == "pretrain-rendezvous-0-0.pretrain:29400"
+    assert args[-4:] == ["-m", "acme.pretrain", "--config", "configs/70b.yaml"]
+
+
+def test_ray_shapes() -> None:
+    rayjob = _objects("distributed-ray.yaml")["RayJob/finetune-ray"]
+    assert rayjob["metadata"]["annotations"] == {"ray.io/overwrite-container-cmd": "true"}
+    spec = rayjob["spec"]
+    assert spec["entrypoint"] == "python finetune.py --storage-path /mnt/shared/ray/finetune"
+    assert _pod(spec["submitterPodTemplate"])["affinity"] == NOT_IN
+    cluster = spec["rayClusterSpec"]
+    head = _pod(cluster["headGroupSpec"]["template"])
+    assert head["affinity"] == NOT_IN and "nodeSelector" not in head
+    assert cluster["gcsFaultToleranceOptions"]["redisPassword"] == {
+        "valueFrom": {"secretKeyRef": {"name": "redis-auth", "key": "password"}}}
+    group = cluster["workerGroupSpecs"][0]
+    assert (group["replicas"], group["minReplicas"], group["maxReplicas"]) == (4, 1, 4)
+    worker = _pod(group["template"])
+    assert worker["nodeSelector"] == PREEMPTIBLE
+    assert worker["terminationGracePeriodSeconds"] == 300
+    container = worker["containers"][0]
+    assert container["command"][:2] == ["/bin/sh", "-c"]  # the supervisor
+    assert container["args"] == ["/bin/bash", "-c",
+                                 "ulimit -n 65536; exec $KUBERAY_GEN_RAY_START_CMD"]
+    cluster_only = _objects("distributed-ray.yaml", distributed_output="raycluster")
+    assert list(cluster_only) == ["RayCluster/finetune-ray"]
+    assert cluster_only["RayCluster/finetune-ray"]["spec"] == cluster
+
+
+def test_flag_overrides_the_output() -> None:
+    objects = _objects("distributed-torchrun.yaml", distributed_output="jobset")
+    assert list(objects) == ["JobSet/trainer"]
+
+
+def test_broken_custom_resource_template_is_refused(tmp_path: Path) -> None:
+    """A --templates override that writes a wrong JobSet field is caught by its schema."""
+    builtin = (ROOT / "templates" / "jobset.yaml.j2").read_text()
+    (tmp_path / "jobset.yaml.j2").write_text(builtin.replace("maxRestarts:", "maxRestart:"))
+    result = CliRunner().invoke(main, ["render", "-f", str(ROOT / "examples" /
+                                                           "distributed-jobset.yaml"),
+                                       "--templates", str(tmp_path)])
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr == (f"{tmp_path / 'jobset.yaml.j2'}: rendered JobSet is not valid for "
+                             "Kubernetes 1.31: unknown key 'maxRestart' in spec.failurePolicy; "
+                             "did you mean 'maxRestarts'?; fix the template\n")
+
+
+def test_run_time_fields_go_to_the_workers_only() -> None:
+    objects = _objects("distributed-torchrun.yaml")
+    worker = _pod(objects["Job/trainer"]["spec"]["template"])
+    store = _pod(objects["Deployment/trainer-rendezvous"]["spec"]["template"])
+    assert worker["priorityClassName"] == "training-high"
+    assert "priorityClassName" not in store
+    assert store["containers"][0]["readinessProbe"] == {"tcpSocket": {"port": 29400},
+                                                        "periodSeconds": 5}
+    ray = _objects("distributed-ray.yaml")["RayJob/finetune-ray"]["spec"]
+    head = _pod(ray["rayClusterSpec"]["headGroupSpec"]["template"])
+    worker = _pod(ray["rayClusterSpec"]["workerGroupSpecs"][0]["template"])
+    assert (worker["priorityClassName"], "priorityClassName" in head) == ("training-low", False)
