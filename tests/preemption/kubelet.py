@@ -108,12 +108,20 @@ class _Pod:
                 cwd=workdir, env=env, stdin=subprocess.DEVNULL, stderr=stderr)
         self.pid1 = _child_of(self.unshare)
         self.namespace = os.readlink(f"/proc/{self.pid1}/ns/pid")
+        # attach only once the helper waits on the FIFO: unshare's own code in the child
+        # (it unblocks the signals its parent blocked) is then over
+        start = _writer(fifo, self.unshare)
+        blocked = _status_field(self.pid1, "SigBlk")
+        if int(blocked, 16):
+            raise RuntimeError(f"PID 1 starts with signals blocked ({blocked}); a runtime "
+                               "starts it with none")
         self.tracer = Tracer(self.pid1, self.survivors, term_when_caught=before_main)
         self.tracer.start()
         self.tracer.attached.wait(10)
         if self.tracer.error is not None:
             raise self.tracer.error
-        _release(fifo, self.unshare)
+        os.write(start, b"go\n")
+        os.close(start)
         self.started = time.monotonic()
 
     def run(self, grace: float, preemption: Preemption | None, pre_stop: list[str] | None,
@@ -222,16 +230,20 @@ def _child_of(parent: subprocess.Popen[bytes]) -> int:
     raise RuntimeError("unshare did not start the container")
 
 
-def _release(fifo: Path, unshare: subprocess.Popen[bytes]) -> None:
-    """Lets the helper exec the container (it waits on the FIFO until the tracer is on)."""
+def _writer(fifo: Path, unshare: subprocess.Popen[bytes]) -> int:
+    """The FIFO's write end, once the helper has it open for reading (it then waits there)."""
     deadline = time.monotonic() + 10
     while True:
         try:
-            fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
-            break
+            return os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
         except OSError:  # ENXIO: the helper has not opened it yet
             if unshare.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError("the container's helper did not start") from None
             time.sleep(0.002)
-    os.write(fd, b"go\n")
-    os.close(fd)
+
+
+def _status_field(pid: int, name: str) -> str:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(name + ":"):
+            return line.split()[1]
+    raise KeyError(name)

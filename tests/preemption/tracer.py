@@ -86,9 +86,10 @@ class Tracer(threading.Thread):
     def _trace(self) -> None:
         _ptrace(PTRACE_SEIZE, self.pid, PTRACE_O_TRACEEXIT | PTRACE_O_TRACESYSGOOD)
         stepping = self.term_when_caught
-        self.attached.set()
-        if stepping:  # a seized tracee runs on: stop it once to step it from there
-            _ptrace(PTRACE_INTERRUPT, self.pid)
+        if stepping:  # a seized tracee runs on: stop it once to step it from there; the
+            _ptrace(PTRACE_INTERRUPT, self.pid)  # container goes on after that stop
+        else:
+            self.attached.set()
         while True:
             _, status = os.waitpid(self.pid, WALL)
             if not os.WIFSTOPPED(status):
@@ -112,6 +113,7 @@ class Tracer(threading.Thread):
                     self.term_sent.set()
             elif event != 0:
                 sig = 0  # a group-stop or another event: resume without a signal
+            self.attached.set()  # stopped at least once: stepping starts before it runs on
             _ptrace(PTRACE_SYSCALL if stepping else PTRACE_CONT, self.pid, sig)
 
 
