@@ -13,6 +13,8 @@ Keys::
       prestop-sleep: error
     exclude: ["charts/**/tests/*"]  # glob patterns of paths not to lint
     policies: [policies/]           # user policy directories, relative to this file
+    roles:                          # Kind or group/Kind -> worker | coordinator | serving
+      example.com/Trainer: worker   # (the pod templates' role; a pmanifest.io/role label wins)
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path as FsPath
 from typing import TYPE_CHECKING, Any
 
+from pmanifest.contract import ROLES
 from pmanifest.datafile import first_violation
 from pmanifest.document import Positions
 from pmanifest.errors import ConfigError
@@ -47,6 +50,9 @@ CONFIG_SCHEMA: dict[str, Any] = {
         "rules": {"type": "object", "additionalProperties": {"enum": [*LEVELS, False]}},
         "exclude": _STRINGS,
         "policies": _STRINGS,
+        "roles": {"type": "object",
+                  "propertyNames": {"pattern": r"^([a-z0-9.-]+/)?[A-Z][A-Za-z0-9]*$"},
+                  "additionalProperties": {"enum": list(ROLES)}},
     },
 }
 _WORDS = Words(root="the config", patterns={
@@ -64,6 +70,7 @@ class Config:
     exclude: tuple[str, ...] = ()
     base_dir: FsPath | None = None  # exclude patterns are relative to this
     policies: tuple[Policy, ...] = ()  # loaded from the `policies:` directories
+    roles: tuple[tuple[str, str], ...] = ()  # (Kind or group/Kind, role) of pod templates
 
 
 def find_config(start: FsPath) -> FsPath | None:
@@ -140,8 +147,9 @@ def _parse(data: dict[str, Any], source: str, positions: Any, base: FsPath) -> C
     names = {name: p.meta.id for p in policies for name in (p.meta.id, p.meta.slug)}
     rules = _parse_rules(data.get("rules", {}), fail, names)
     exclude = data.get("exclude", [])
+    roles = tuple((str(kind), str(role)) for kind, role in data.get("roles", {}).items())
     return Config(source, version, profile, fail_on, rules, tuple(exclude), base,
-                  tuple(policies))
+                  tuple(policies), roles)
 
 
 def _load_policies(dirs: Any, base: FsPath, fail: Any) -> list[Policy]:

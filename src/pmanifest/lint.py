@@ -11,7 +11,7 @@ finding. Suppressions (annotations, inline comments) are applied here so no rule
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from pmanifest.document import Document, Finding, ObjectRef, Pos, dotted
@@ -20,7 +20,7 @@ from pmanifest.profile import DEFAULT_PROFILE, Profile, get_profile
 from pmanifest.rules import Context, Hit, ObjectContext, Rule, registry
 from pmanifest.schema import DEFAULT_KUBERNETES_VERSION
 from pmanifest.suppress import annotation_ignores, inline_ignores
-from pmanifest.workloads import workloads_of
+from pmanifest.workloads import Workload, api_group, kind_matches, unread, workloads_of
 
 if TYPE_CHECKING:
     from pmanifest.cluster_request import ClusterRequest
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
 SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
 ALWAYS = ("PM001",)  # a file that does not parse is never silently passed (also with --select)
+ONCE_PER_RUN = ("PM004",)  # reported at the first object of a kind, with a count of the rest
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,7 @@ class LintOptions:
     severities: dict[str, str] = field(default_factory=dict)  # rule id -> severity or "off"
     record_objects: bool = False  # keep the label of every object (JUnit lists them all)
     select: frozenset[str] | None = None  # run only these rule ids (None: every rule)
+    roles: tuple[tuple[str, str], ...] = ()  # config `roles:`: (Kind or group/Kind, role)
     cluster: ClusterRequest | None = None  # --cluster: whole-input capacity rules run
 
     @property
@@ -58,6 +60,7 @@ class FileResult:
     objects: int  # Kubernetes objects seen
     labels: tuple[str, ...] = ()  # their labels, with LintOptions.record_objects
     demands: tuple[Demand, ...] = ()  # GPU demand of its workloads (with --cluster)
+    skipped: int = 0  # objects of kinds pmanifest cannot read (PM004), reported or not
 
 
 def lint_bytes(raw: bytes, file: str, options: LintOptions) -> list[Finding]:
@@ -80,6 +83,7 @@ class _Collected:
     objects: int = 0
     labels: list[str] = field(default_factory=list)
     demands: list[Demand] = field(default_factory=list)
+    skipped: int = 0  # objects of kinds pmanifest cannot read
 
 
 def lint_file(raw: bytes, file: str, options: LintOptions) -> FileResult:
@@ -98,12 +102,16 @@ def lint_file(raw: bytes, file: str, options: LintOptions) -> FileResult:
         _lint_document(Document(file, item.index, item.data, item.positions, lines), rules,
                        options, out)
     return FileResult(sorted(out.findings, key=Finding.sort_key), out.objects,
-                      tuple(out.labels), tuple(out.demands))
+                      tuple(out.labels), tuple(out.demands), out.skipped)
 
 
 def _lint_document(doc: Document, rules: list[Rule], options: LintOptions,
                    out: _Collected) -> None:
-    checked = [(obj, _hits(obj, rules, options)) for obj in _objects(doc)]
+    checked = []
+    for obj in _objects(doc):
+        workloads = workloads_of(obj, options.profile, options.roles)
+        out.skipped += unread(obj, workloads)
+        checked.append((obj, _hits(obj, workloads, rules, options)))
     out.objects += len(checked)
     if options.record_objects:
         out.labels.extend(ObjectRef(o.kind, o.name, o.namespace).label() for o, _ in checked)
@@ -147,20 +155,27 @@ def _objects(doc: Document) -> Iterator[Document]:
     yield doc
 
 
-def _hits(doc: Document, rules: list[Rule], options: LintOptions) -> list[tuple[Rule, Hit]]:
-    """What every enabled rule reports about one object."""
+def _hits(doc: Document, workloads: tuple[Workload, ...], rules: list[Rule],
+          options: LintOptions) -> list[tuple[Rule, Hit]]:
+    """What every enabled rule reports about one object. A rule with ``kinds`` sees only
+    objects (object rules: the object, or an object embedded in it) or pod templates (workload
+    rules) of those kinds; the kind of a template is that of the object holding it (an
+    embedded object's own kind)."""
     profile = options.profile
-    workloads = workloads_of(doc, profile)
     hits: list[tuple[Rule, Hit]] = []
     for rule in rules:
         assert rule.check is not None
-        if rule.meta.kinds and doc.kind not in rule.meta.kinds:
-            continue
+        kinds = rule.meta.kinds
         if rule.applies == "object":
+            if kinds and not kind_matches(kinds, api_group(doc), doc.kind) and not any(
+                    kind_matches(kinds, w.group, w.kind) for w in workloads):
+                continue
             context = ObjectContext(doc, workloads, profile, options.kubernetes_version)
             hits.extend((rule, hit) for hit in rule.check(context))
             continue
         for workload in workloads:
+            if kinds and not kind_matches(kinds, workload.group, workload.kind):
+                continue
             found = rule.check(Context(workload, profile, options.kubernetes_version))
             hits.extend((rule, hit) for hit in found)
     return hits
@@ -215,3 +230,31 @@ def _finding(doc: Document, rule: Rule, hit: Hit, pos: Pos, options: LintOptions
         path=dotted(hit.path),
         message=message,
     )
+
+
+def once_per_run(findings: list[Finding]) -> list[Finding]:
+    """Findings of ONCE_PER_RUN rules kept once per rule and message (their messages name the
+    kind and apiVersion, never the object): the first, with how many objects and files it
+    stands for. The order of the others is kept."""
+    groups: dict[tuple[str, str], list[Finding]] = {}
+    out: list[Finding | tuple[str, str]] = []
+    for finding in findings:
+        if finding.rule not in ONCE_PER_RUN:
+            out.append(finding)
+            continue
+        key = (finding.rule, finding.message)
+        if key not in groups:
+            groups[key] = []
+            out.append(key)
+        groups[key].append(finding)
+    return [item if isinstance(item, Finding) else _counted(groups[item]) for item in out]
+
+
+def _counted(same: list[Finding]) -> Finding:
+    first = same[0]
+    if len(same) == 1:
+        return first
+    files = len({f.file for f in same})
+    where = f"{files} files" if files > 1 else "this file"
+    return replace(first, message=f"{first.message} ({len(same)} objects of this kind in "
+                                  f"{where}; reported once per run)")

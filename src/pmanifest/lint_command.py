@@ -21,7 +21,7 @@ from pmanifest.config import Config, find_config, load_config, resolve_rule
 from pmanifest.demand import Demand
 from pmanifest.document import Finding
 from pmanifest.errors import ConfigError, InputError
-from pmanifest.lint import SEVERITY_RANK, LintOptions
+from pmanifest.lint import SEVERITY_RANK, LintOptions, once_per_run
 from pmanifest.parallel import Linted, default_jobs, lint_inputs
 from pmanifest.reporters import Summary, reporter
 from pmanifest.sources import FileRef, Problem, Source, check_paths, iter_inputs
@@ -100,7 +100,7 @@ def options_for(request: LintRequest, config: Config) -> LintOptions:
     if request.no_schema:
         severities["PM002"] = "off"
     select = frozenset(resolve_rule(name) for name in request.select) or None
-    return LintOptions(version, profile, severities, select=select,
+    return LintOptions(version, profile, severities, select=select, roles=config.roles,
                        cluster=_cluster(request.cluster))
 
 
@@ -141,6 +141,7 @@ class _Run:
     messages: list[str] = field(default_factory=list)  # stderr lines
     files: int = 0
     objects: int = 0
+    skipped: int = 0  # objects of kinds pmanifest cannot read
     checked: list[tuple[str, str]] = field(default_factory=list)  # (file, object), for JUnit
     demands: list[Demand] = field(default_factory=list)  # GPU demand (with --cluster)
     order: dict[str, int] = field(default_factory=dict)  # file -> its place in the input
@@ -159,6 +160,7 @@ class _Run:
         self.findings.extend(linted.result.findings)
         self.demands.extend(linted.result.demands)
         self.objects += linted.result.objects
+        self.skipped += linted.result.skipped
         self.checked.extend((linted.name, label) for label in linted.result.labels)
 
     def read_again(self, name: str) -> bytes | None:
@@ -172,7 +174,8 @@ class _Run:
 
     @property
     def summary(self) -> Summary:
-        return Summary.of(self.findings, self.files, self.objects, tuple(self.checked))
+        return Summary.of(self.findings, self.files, self.objects, tuple(self.checked),
+                          self.skipped)
 
 
 def _lint(request: LintRequest, config: Config) -> tuple[str, list[str], int]:
@@ -190,6 +193,7 @@ def _lint(request: LintRequest, config: Config) -> tuple[str, list[str], int]:
     jobs = request.jobs if request.jobs is not None else default_jobs()
     for linted in lint_inputs(inputs, options, jobs):
         run.add(linted)
+    run.findings = once_per_run(run.findings)
     if run.demands:
         run.findings = _with_input_findings(run, options)
     stdout = _reports(request, run)

@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 
 from pmanifest.catalogue import lookup
-from pmanifest.document import Document, Path, Pos
-from pmanifest.workloads import get, pod_paths
+from pmanifest.document import Document, Pos
+from pmanifest.workloads import annotation_paths, get
 
 IGNORE_ANNOTATION = "pmanifest.io/ignore"
 _MARK = "pmanifest:"
@@ -30,12 +30,11 @@ def rule_ids(names: str) -> set[str]:
 
 
 def annotation_ignores(doc: Document) -> set[str]:
-    """Rules ignored by the annotation on the object or on any of its pod templates."""
-    paths: list[Path] = [("metadata", "annotations")]
-    paths.extend((*pod[:-1], "metadata", "annotations") for pod in pod_paths(doc) if pod[:-1])
+    """Rules ignored by the annotation on the object, on any of its pod templates or on an
+    object embedded in it."""
     ignored: set[str] = set()
-    for path in paths:
-        node = get(doc.data, path)
+    for meta in annotation_paths(doc):
+        node = get(doc.data, (*meta, "annotations"))
         value = node.get(IGNORE_ANNOTATION) if isinstance(node, dict) else None
         if isinstance(value, str):
             ignored |= rule_ids(value)

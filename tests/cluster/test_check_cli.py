@@ -72,7 +72,8 @@ def test_json_report(runner: CliRunner, tmp_path: Path) -> None:
             "path": "num_preemptible_gpus",
             "message": "num_preemptible_gpus 12 is not a multiple of 8 (preemptible capacity "
                        "comes in whole 8-GPU nodes); use 8 or 16"}],
-        "summary": {"files": 1, "objects": 1, "errors": 1, "warnings": 0, "infos": 0}}
+        "summary": {"files": 1, "objects": 1, "errors": 1, "warnings": 0, "infos": 0,
+                    "skipped": 0}}
 
 
 def test_sarif_github_and_junit_in_one_run(runner: CliRunner, tmp_path: Path) -> None:
