@@ -45,7 +45,9 @@ ENTRY_SCHEMA: dict[str, Any] = {
                      "required": ["fail", "pass"],
                      "properties": {"fail": {"type": "string"}, "pass": {"type": "string"},
                                     "cluster": {"type": "string"}}},
-        "kinds": {"type": "array", "items": _TEXT, "minItems": 1, "uniqueItems": True},
+        # `Kind` (in any API group) or `group/Kind` (`batch/Job` is not Volcano's `Job`)
+        "kinds": {"type": "array", "minItems": 1, "uniqueItems": True,
+                  "items": {"type": "string", "pattern": r"^([a-z0-9.-]+/)?[A-Z][A-Za-z0-9]*$"}},
     },
 }
 

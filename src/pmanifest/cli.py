@@ -230,8 +230,12 @@ def rules(output_format: str, policy_dirs: tuple[str, ...], config_path: str | N
                         indent=2))
         return
     width = max(len(m.slug) for m in metas)
-    echo("".join(f"{m.id}  {m.slug:<{width}}  {m.severity:<7}  {m.summary}\n" for m in metas),
-         nl=False)
+    echo("".join(f"{m.id}  {m.slug:<{width}}  {m.severity:<7}  {m.summary}{_kinds(m.kinds)}\n"
+                 for m in metas), nl=False)
+
+
+def _kinds(kinds: tuple[str, ...]) -> str:
+    return f" [kinds: {', '.join(kinds)}]" if kinds else ""
 
 
 @main.command()
@@ -272,11 +276,13 @@ def _applies_to(applies: str, kinds: tuple[str, ...], rule_id: str) -> str:
                "`render --cluster FILE`)"
     what = "objects" if applies == "object" else "pod templates"
     if kinds:
-        return f"{what} of kind {', '.join(kinds)}"
+        return f"{what} of kind {', '.join(kinds)} (`group/Kind`: that API group only)"
     if applies == "object":
         return "every Kubernetes object"
-    return "every pod template (Pod, Job, CronJob, Deployment, StatefulSet, ReplicaSet, " \
-           "ReplicationController, DaemonSet, PodTemplate)"
+    return "every pod template: of the core workload kinds (Pod, Job, CronJob, Deployment, " \
+           "StatefulSet, ReplicaSet, ReplicationController, DaemonSet, PodTemplate), of the " \
+           "custom resources pmanifest knows (KubeRay, JobSet, Kubeflow, LeaderWorkerSet, " \
+           "Volcano, Argo, Spark, and those Katib and AppWrapper embed) and found by shape (PM003)"
 
 
 def _indent(text: str) -> str:

@@ -15,6 +15,8 @@ Keys::
                                     # named on the command line (--no-force-exclude: only in
                                     # directory walks)
     policies: [policies/]           # user policy directories, relative to this file
+    roles:                          # Kind or group/Kind -> worker | coordinator | serving
+      example.com/Trainer: worker   # (the pod templates' role; a pmanifest.io/role label wins)
     inlineSuppressions: false       # honour no `# pmanifest: ignore=` comment and no
                                     # pmanifest.io/ignore annotation (each is reported, PM005)
 """
@@ -27,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path as FsPath
 from typing import TYPE_CHECKING, Any
 
+from pmanifest.contract import ROLES
 from pmanifest.datafile import first_violation
 from pmanifest.document import Positions
 from pmanifest.errors import ConfigError
@@ -51,6 +54,9 @@ CONFIG_SCHEMA: dict[str, Any] = {
         "rules": {"type": "object", "additionalProperties": {"enum": [*LEVELS, False]}},
         "exclude": _STRINGS,
         "policies": _STRINGS,
+        "roles": {"type": "object",
+                  "propertyNames": {"pattern": r"^([a-z0-9.-]+/)?[A-Z][A-Za-z0-9]*$"},
+                  "additionalProperties": {"enum": list(ROLES)}},
         "inlineSuppressions": {"type": "boolean"},
     },
 }
@@ -69,6 +75,7 @@ class Config:
     exclude: tuple[str, ...] = ()
     base_dir: FsPath | None = None  # exclude patterns are relative to this
     policies: tuple[Policy, ...] = ()  # loaded from the `policies:` directories
+    roles: tuple[tuple[str, str], ...] = ()  # (Kind or group/Kind, role) of pod templates
     inline_suppressions: bool = True  # honour ignore comments and annotations in manifests
 
 
@@ -146,8 +153,9 @@ def _parse(data: dict[str, Any], source: str, positions: Any, base: FsPath) -> C
     names = {name: p.meta.id for p in policies for name in (p.meta.id, p.meta.slug)}
     rules = _parse_rules(data.get("rules", {}), fail, names)
     exclude = data.get("exclude", [])
+    roles = tuple((str(kind), str(role)) for kind, role in data.get("roles", {}).items())
     return Config(source, version, profile, fail_on, rules, tuple(exclude), base,
-                  tuple(policies), data.get("inlineSuppressions", True))
+                  tuple(policies), roles, data.get("inlineSuppressions", True))
 
 
 def _load_policies(dirs: Any, base: FsPath, fail: Any) -> list[Policy]:

@@ -50,8 +50,8 @@ class Demand:
 
 def demand_of(workload: Workload, ref: Any = None, label: str | None = None) -> Demand | None:
     """The demand of a workload that asks for GPUs, None otherwise (or for a DaemonSet)."""
-    if workload.kind == "DaemonSet":
-        return None
+    if workload.kind == "DaemonSet" or not workload.builtin:
+        return None  # custom resources' pod counts (replicas of groups, tasks) are not read yet
     gpus, gpus_path = pod_gpus(workload)
     placement = workload.placement
     if gpus <= 0 or not (placement.preemptible or placement.standard):

@@ -22,10 +22,24 @@ from collections.abc import Iterator
 from typing import Any
 
 from pmanifest.document import Document, Path
-from pmanifest.workloads import CONTAINER_LISTS, POD_SPEC_PATHS, get
+from pmanifest.podtemplates import get, group_of
 
 DIRECTIVES = ("$patch", "$retainKeys")
 DIRECTIVE_PREFIXES = ("$setElementOrder/", "$deleteFromPrimitiveList/")
+# The core workload kinds (built-in API groups) and where their pod spec is: a container
+# without an image makes one of these a fragment (custom resources may default images)
+CORE_POD_SPECS: dict[tuple[str, str], Path] = {
+    ("", "Pod"): ("spec",),
+    ("", "PodTemplate"): ("template", "spec"),
+    ("", "ReplicationController"): ("spec", "template", "spec"),
+    ("apps", "Deployment"): ("spec", "template", "spec"),
+    ("apps", "StatefulSet"): ("spec", "template", "spec"),
+    ("apps", "ReplicaSet"): ("spec", "template", "spec"),
+    ("apps", "DaemonSet"): ("spec", "template", "spec"),
+    ("batch", "Job"): ("spec", "template", "spec"),
+    ("batch", "CronJob"): ("spec", "jobTemplate", "spec", "template", "spec"),
+}
+CONTAINER_LISTS = ("initContainers", "containers")
 _FREE_FORM = {("data",), ("stringData",), ("binaryData",), ("metadata", "labels"),
               ("metadata", "annotations")}
 _WHOLE = ("lint the complete object instead (what kustomize builds: `kubectl kustomize DIR | "
@@ -71,7 +85,7 @@ def _directives(node: Any, path: Path) -> Iterator[Path]:
 
 
 def _imageless_container(doc: Document) -> Path | None:
-    pod_path = POD_SPEC_PATHS.get(doc.kind or "")
+    pod_path = CORE_POD_SPECS.get((group_of(doc.api_version), doc.kind or ""))
     pod = get(doc.data, pod_path) if pod_path is not None else None
     if pod_path is None or not isinstance(pod, dict):
         return None

@@ -12,7 +12,7 @@ one that suppresses nothing is reported (PM005). Patch fragments are not linted 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from pmanifest.document import Document, Finding, ObjectRef, Pos, dotted
@@ -28,7 +28,7 @@ from pmanifest.suppress import (
     comment_problems,
     inline_ignores,
 )
-from pmanifest.workloads import workloads_of
+from pmanifest.workloads import Workload, api_group, kind_matches, unread, workloads_of
 
 if TYPE_CHECKING:
     from pmanifest.cluster_request import ClusterRequest
@@ -40,6 +40,7 @@ FRAGMENT_RULE = "PM007"  # a patch fragment, not linted
 # a file that does not parse is never silently passed, nor a patch fragment silently skipped
 # (also with --select)
 ALWAYS = ("PM001", FRAGMENT_RULE)
+ONCE_PER_RUN = ("PM004",)  # reported at the first object of a kind, with a count of the rest
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,7 @@ class LintOptions:
     severities: dict[str, str] = field(default_factory=dict)  # rule id -> severity or "off"
     record_objects: bool = False  # keep the label of every object (JUnit lists them all)
     select: frozenset[str] | None = None  # run only these rule ids (None: every rule)
+    roles: tuple[tuple[str, str], ...] = ()  # config `roles:`: (Kind or group/Kind, role)
     cluster: ClusterRequest | None = None  # --cluster: whole-input capacity rules run
     inline_suppressions: bool = True  # honour ignore comments and annotations (config)
 
@@ -71,6 +73,7 @@ class FileResult:
     objects: int  # Kubernetes objects seen
     labels: tuple[str, ...] = ()  # their labels, with LintOptions.record_objects
     demands: tuple[Demand, ...] = ()  # GPU demand of its workloads (with --cluster)
+    skipped: int = 0  # objects of kinds pmanifest cannot read (PM004), reported or not
     fragments: int = 0  # patch fragments seen and not linted (PM007)
 
 
@@ -94,6 +97,7 @@ class _Collected:
     objects: int = 0
     labels: list[str] = field(default_factory=list)
     demands: list[Demand] = field(default_factory=list)
+    skipped: int = 0  # objects of kinds pmanifest cannot read
     fragments: int = 0
 
 
@@ -118,16 +122,24 @@ def lint_file(raw: bytes, file: str, options: LintOptions,
     if SUPPRESSION_MARK in text and options.enabled(SUPPRESSION_RULE):
         out.findings.extend(_comment_findings(file, lines, options))
     return FileResult(sorted(out.findings, key=Finding.sort_key), out.objects,
-                      tuple(out.labels), tuple(out.demands), out.fragments)
+                      tuple(out.labels), tuple(out.demands), out.skipped, out.fragments)
 
 
 def _lint_document(doc: Document, rules: list[Rule], options: LintOptions,
                    out: _Collected, patch_of: str | None) -> None:
-    linted = [(obj, *_object_hits(obj, rules, options, patch_of)) for obj in _objects(doc)]
-    checked = [(obj, hits) for obj, hits, _ in linted]
-    whole = [obj for obj, _, is_whole in linted if is_whole]
+    checked = []
+    whole = []
+    for obj in _objects(doc):
+        found = fragment(obj, patch_of)
+        if found is not None:  # a patch fragment: not linted, PM007 says so
+            out.fragments += 1
+            checked.append((obj, _fragment_hits(found, options)))
+            continue
+        workloads = workloads_of(obj, options.profile, options.roles)
+        out.skipped += unread(obj, workloads)
+        checked.append((obj, _hits(obj, workloads, rules, options)))
+        whole.append(obj)
     out.objects += len(whole)
-    out.fragments += len(linted) - len(whole)
     if options.record_objects:
         out.labels.extend(ObjectRef(o.kind, o.name, o.namespace).label() for o, _ in checked)
     # every finding of the document (List items included) is located in one pass
@@ -149,6 +161,14 @@ def _collect_demands(doc: Document, objects: list[Document], options: LintOption
         prefixes = object_prefixes(doc.data)
         for obj in objects:
             out.demands.extend(demands_of(obj, prefixes.get(id(obj.data), ()), options))
+
+
+def _fragment_hits(found: tuple[tuple[str | int, ...], str],
+                   options: LintOptions) -> list[tuple[Rule, Hit]]:
+    if not options.enabled(FRAGMENT_RULE):
+        return []
+    path, message = found
+    return [(registry()[FRAGMENT_RULE], Hit(path, message))]
 
 
 def _comment_findings(file: str, lines: tuple[str, ...], options: LintOptions) -> list[Finding]:
@@ -184,42 +204,35 @@ def _objects(doc: Document) -> Iterator[Document]:
     yield doc
 
 
-def _object_hits(doc: Document, rules: list[Rule], options: LintOptions,
-                 patch_of: str | None) -> tuple[list[tuple[Rule, Hit]], bool]:
-    """What the rules report about one object, and whether it is a whole object: a patch
-    fragment is not linted, PM007 says so instead."""
-    found = fragment(doc, patch_of)
-    if found is None:
-        hits = _hits(doc, rules, options)
-        if options.enabled(SUPPRESSION_RULE):
-            rule = registry()[SUPPRESSION_RULE]
-            hits.extend((rule, Hit(path, message, value=True)) for path, message
-                        in annotation_problems(doc, options.inline_suppressions))
-        return hits, True
-    if not options.enabled(FRAGMENT_RULE):
-        return [], False
-    path, message = found
-    return [(registry()[FRAGMENT_RULE], Hit(path, message))], False
-
-
-def _hits(doc: Document, rules: list[Rule], options: LintOptions) -> list[tuple[Rule, Hit]]:
-    """What every enabled rule reports about one object."""
+def _hits(doc: Document, workloads: tuple[Workload, ...], rules: list[Rule],
+          options: LintOptions) -> list[tuple[Rule, Hit]]:
+    """What every enabled rule reports about one object. A rule with ``kinds`` sees only
+    objects (object rules: the object, or an object embedded in it) or pod templates (workload
+    rules) of those kinds; the kind of a template is that of the object holding it (an
+    embedded object's own kind)."""
     profile = options.profile
-    workloads = workloads_of(doc, profile)
     hits: list[tuple[Rule, Hit]] = []
     for rule in rules:
         assert rule.check is not None
-        if rule.meta.kinds and doc.kind not in rule.meta.kinds:
-            continue
+        kinds = rule.meta.kinds
         if rule.applies == "object":
+            if kinds and not kind_matches(kinds, api_group(doc), doc.kind) and not any(
+                    kind_matches(kinds, w.group, w.kind) for w in workloads):
+                continue
             context = ObjectContext(doc, workloads, profile, options.kubernetes_version)
             hits.extend((rule, hit) for hit in rule.check(context))
             continue
         for workload in workloads:
+            if kinds and not kind_matches(kinds, workload.group, workload.kind):
+                continue
             # a pod that selects one of the profile's compute classes is governed by theirs
             governing = profile.for_pod(workload.pod)
             found = rule.check(Context(workload, governing, options.kubernetes_version))
             hits.extend((rule, hit) for hit in found)
+    if options.enabled(SUPPRESSION_RULE):  # suppressions on the object that suppress nothing
+        rule = registry()[SUPPRESSION_RULE]
+        hits.extend((rule, Hit(path, message, value=True)) for path, message
+                    in annotation_problems(doc, options.inline_suppressions))
     return hits
 
 
@@ -273,3 +286,31 @@ def _finding(doc: Document, rule: Rule, hit: Hit, pos: Pos, options: LintOptions
         path=dotted(hit.path),
         message=message,
     )
+
+
+def once_per_run(findings: list[Finding]) -> list[Finding]:
+    """Findings of ONCE_PER_RUN rules kept once per rule and message (their messages name the
+    kind and apiVersion, never the object): the first, with how many objects and files it
+    stands for. The order of the others is kept."""
+    groups: dict[tuple[str, str], list[Finding]] = {}
+    out: list[Finding | tuple[str, str]] = []
+    for finding in findings:
+        if finding.rule not in ONCE_PER_RUN:
+            out.append(finding)
+            continue
+        key = (finding.rule, finding.message)
+        if key not in groups:
+            groups[key] = []
+            out.append(key)
+        groups[key].append(finding)
+    return [item if isinstance(item, Finding) else _counted(groups[item]) for item in out]
+
+
+def _counted(same: list[Finding]) -> Finding:
+    first = same[0]
+    if len(same) == 1:
+        return first
+    files = len({f.file for f in same})
+    where = f"{files} files" if files > 1 else "this file"
+    return replace(first, message=f"{first.message} ({len(same)} objects of this kind in "
+                                  f"{where}; reported once per run)")

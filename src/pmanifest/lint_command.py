@@ -23,7 +23,7 @@ from pmanifest.demand import Demand
 from pmanifest.document import Finding
 from pmanifest.errors import ConfigError, InputError
 from pmanifest.kustomize import mark_patches
-from pmanifest.lint import SEVERITY_RANK, LintOptions
+from pmanifest.lint import SEVERITY_RANK, LintOptions, once_per_run
 from pmanifest.lint_gate import empty_run
 from pmanifest.parallel import Linted, default_jobs, lint_inputs
 from pmanifest.progress import Progress
@@ -117,7 +117,7 @@ def options_for(request: LintRequest, config: Config) -> LintOptions:
     if request.no_schema:
         severities["PM002"] = "off"
     select = frozenset(resolve_rule(name) for name in request.select) or None
-    return LintOptions(version, profile, severities, select=select,
+    return LintOptions(version, profile, severities, select=select, roles=config.roles,
                        cluster=_cluster(request.cluster),
                        inline_suppressions=config.inline_suppressions)
 
@@ -159,6 +159,7 @@ class _Run:
     messages: list[str] = field(default_factory=list)  # stderr lines
     files: int = 0
     objects: int = 0
+    skipped: int = 0  # objects of kinds pmanifest cannot read
     fragments: int = 0
     rules: int = 0  # rules the run applied
     checked: list[tuple[str, str]] = field(default_factory=list)  # (file, object), for JUnit
@@ -179,6 +180,7 @@ class _Run:
         self.findings.extend(linted.result.findings)
         self.demands.extend(linted.result.demands)
         self.objects += linted.result.objects
+        self.skipped += linted.result.skipped
         self.fragments += linted.result.fragments
         self.checked.extend((linted.name, label) for label in linted.result.labels)
 
@@ -194,7 +196,7 @@ class _Run:
     @property
     def summary(self) -> Summary:
         return Summary.of(self.findings, self.files, self.objects, tuple(self.checked),
-                          rules=self.rules, fragments=self.fragments)
+                          self.skipped, rules=self.rules, fragments=self.fragments)
 
 
 def _lint(request: LintRequest, config: Config) -> LintResult:
@@ -212,6 +214,7 @@ def _lint(request: LintRequest, config: Config) -> LintResult:
     inputs = mark_patches(list(_kept(iter_inputs(request.paths, request.stdin_filename,
                                                  exclude), run, options)))
     _lint_inputs(inputs, options, request, run)
+    run.findings = once_per_run(run.findings)
     if run.demands:
         run.findings = _with_input_findings(run, options)
     threshold = SEVERITY_RANK[fail_on]

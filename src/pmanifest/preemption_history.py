@@ -170,9 +170,11 @@ def _window(events: list[NodeEvent], since: datetime | None,
 
 
 def _inside(events: list[NodeEvent], window: Window, notes: list[str]) -> list[NodeEvent]:
-    def outside(e: NodeEvent) -> bool:
-        assert window.start is not None and window.end is not None
-        return e.time is not None and not window.start <= e.time <= window.end
+    def outside(e: NodeEvent) -> bool:  # a bound may be open (--since alone, no timed event)
+        if e.time is None:
+            return False
+        return ((window.start is not None and e.time < window.start)
+                or (window.end is not None and e.time > window.end))
 
     left_out = [e for e in events if outside(e)]
     if left_out:

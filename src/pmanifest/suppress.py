@@ -18,7 +18,7 @@ from collections.abc import Iterator
 
 from pmanifest.catalogue import lookup, suggest
 from pmanifest.document import Document, Path, Pos
-from pmanifest.workloads import get, pod_paths
+from pmanifest.workloads import annotation_paths, get
 
 IGNORE_ANNOTATION = "pmanifest.io/ignore"
 SUPPRESSION_MARK = _MARK = "pmanifest:"
@@ -37,7 +37,8 @@ def rule_ids(names: str) -> set[str]:
 
 
 def annotation_ignores(doc: Document) -> set[str]:
-    """Rules ignored by the annotation on the object or on any of its pod templates."""
+    """Rules ignored by the annotation on the object, on any of its pod templates or on an
+    object embedded in it."""
     ignored: set[str] = set()
     for _, value in ignore_annotations(doc):
         ignored |= rule_ids(value)
@@ -45,10 +46,10 @@ def annotation_ignores(doc: Document) -> set[str]:
 
 
 def ignore_annotations(doc: Document) -> Iterator[tuple[Path, str]]:
-    """(path, value) of every ignore annotation of the object and of its pod templates."""
-    paths: list[Path] = [("metadata", "annotations")]
-    paths.extend((*pod[:-1], "metadata", "annotations") for pod in pod_paths(doc) if pod[:-1])
-    for path in paths:
+    """(path, value) of every ignore annotation: on the object, its pod templates and the
+    objects embedded in it."""
+    for meta in annotation_paths(doc):
+        path = (*meta, "annotations")
         node = get(doc.data, path)
         value = node.get(IGNORE_ANNOTATION) if isinstance(node, dict) else None
         if isinstance(value, str):

@@ -1,7 +1,19 @@
-"""Find the pod template of any workload kind, its role and its containers.
+"""The pod templates of any workload kind, with their roles, placement and containers.
 
 Every rule goes through here instead of walking manifests on its own, so a new workload kind
-or a new container list is taught once.
+or a new container list is taught once: where templates are is the table of
+:mod:`pmanifest.workload_kinds` (read by :mod:`pmanifest.podtemplates`); this module adds what
+rules need to know of each.
+
+A template's role, first found wins:
+
+1. ``pmanifest.io/role`` (a label or an annotation) on the template's own metadata;
+2. for a LeaderWorkerSet leader: coordinator when the set's pods are workers, else the set's
+   role (the role declared on the object, else the kind's);
+3. ``pmanifest.io/role`` on the object, else the config's ``roles:`` entry for the kind;
+4. what the table says: the kind's role, a coordinator name (``leader``, ``Master``, ``ps``)
+   for templates named by their replicatedJob, task or replica, and a database or queue image
+   (postgres, redis, kafka, ...) for Deployments and ReplicaSets.
 """
 
 from __future__ import annotations
@@ -10,56 +22,27 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from pmanifest.contract import DAEMON_ROLE, ROLE_LABEL, ROLES
+from pmanifest.contract import ROLE_LABEL, ROLES
 from pmanifest.document import Document, Path
 from pmanifest.placement import Placement, placement_of
+from pmanifest.podtemplates import Found, find, get, group_of, known, mapping, sequence
 from pmanifest.profile import Profile
+from pmanifest.workload_kinds import (
+    COORDINATOR,
+    LEADER,
+    POD_CONTAINERS,
+    SET,
+    WORKER,
+    builtin_group,
+    coordinator_name,
+    stateful_image,
+)
 
-POD_SPEC_PATHS: dict[str, Path] = {
-    "Pod": ("spec",),
-    "Job": ("spec", "template", "spec"),
-    "CronJob": ("spec", "jobTemplate", "spec", "template", "spec"),
-    "Deployment": ("spec", "template", "spec"),
-    "StatefulSet": ("spec", "template", "spec"),
-    "ReplicaSet": ("spec", "template", "spec"),
-    "ReplicationController": ("spec", "template", "spec"),
-    "DaemonSet": ("spec", "template", "spec"),
-    "PodTemplate": ("template", "spec"),
-}
+__all__ = ["JOB_SPEC_PATHS", "Container", "Workload", "annotation_paths", "api_group", "get",
+           "kind_matches", "mapping", "pod_paths", "role_of", "sequence", "unread",
+           "workloads_of"]
+
 JOB_SPEC_PATHS: dict[str, Path] = {"Job": ("spec",), "CronJob": ("spec", "jobTemplate", "spec")}
-DEFAULT_ROLES = {
-    "Deployment": "serving",
-    "ReplicaSet": "serving",
-    "ReplicationController": "serving",
-    "StatefulSet": "coordinator",
-    "DaemonSet": DAEMON_ROLE,
-}
-CONTAINER_LISTS = ("initContainers", "containers")
-
-
-def get(data: Any, path: Path) -> Any:
-    """Follow ``path`` through dicts and lists; None where a step is missing or mistyped."""
-    for part in path:
-        if isinstance(part, int):
-            if not isinstance(data, list) or not -len(data) <= part < len(data):
-                return None
-        elif not isinstance(data, dict):
-            return None
-        else:
-            if part not in data:
-                return None
-        data = data[part]
-    return data
-
-
-def mapping(data: Any, path: Path = ()) -> dict[str, Any]:
-    value = get(data, path)
-    return value if isinstance(value, dict) else {}
-
-
-def sequence(data: Any, path: Path = ()) -> list[Any]:
-    value = get(data, path)
-    return value if isinstance(value, list) else []
 
 
 @dataclass(frozen=True)
@@ -67,28 +50,47 @@ class Container:
     path: Path  # from the document root
     data: dict[str, Any]
     init: bool
+    default_name: str = "?"  # Argo's single `container` is named `main` when it has no name
 
     @property
     def name(self) -> str:
         name = self.data.get("name")
-        return name if isinstance(name, str) else "?"
+        return name if isinstance(name, str) else self.default_name
 
 
 @dataclass(frozen=True)
 class Workload:
-    """A document that carries a pod template, with what every rule needs to know of it."""
+    """A pod template of a document, with what every rule needs to know of it."""
 
     doc: Document
-    kind: str
+    kind: str  # the kind holding the template (an embedded object's own kind)
     role: str  # worker | coordinator | serving | daemon
     pod_path: Path
     pod: dict[str, Any]
     placement: Placement  # paths in it are relative to the document root
-    job_path: Path | None  # the Job spec (for podFailurePolicy), None for other kinds
+    job_path: Path | None  # the batch/v1 Job spec around it (for podFailurePolicy), if any
+    group: str = ""  # the API group of ``kind``
+    part: str = ""  # what the template is in its object: "head", "replicatedJob", ...
+    name: str | None = None  # its replicatedJob, task, replica or group name
+    name_path: Path | None = None
+    set_path: Path | None = None  # the spec of the set running it (JobSet, Volcano Job)
+    meta_path: Path = ("metadata",)  # the template's metadata
+    container_keys: tuple[tuple[str, bool, bool], ...] = POD_CONTAINERS
+    generic: bool = False  # found by shape in a kind pmanifest does not know
+    declared: bool = False  # the role comes from a pmanifest.io/role label or annotation
+    recovers: bool = False  # its framework (Ray) replaces lost pods and resumes on its own
+    kind_title: str = ""  # how messages name the kind when ``kind`` alone is ambiguous
+    owner: Path = ()  # the object holding the template: () or an embedded object's path
 
     @property
     def is_job(self) -> bool:
         return self.job_path is not None
+
+    @property
+    def builtin(self) -> bool:
+        """A template of a built-in kind (Pod, Job, Deployment, ...) that is the document's
+        object itself, not embedded in a custom resource."""
+        return not self.owner and builtin_group(self.group)
 
     @property
     def long_running(self) -> bool:
@@ -98,14 +100,26 @@ class Workload:
 
     @property
     def template_meta_path(self) -> Path:
-        return (*self.pod_path[:-1], "metadata")
+        return self.meta_path
+
+    @property
+    def title(self) -> str:
+        """``RayCluster head``, ``JobSet replicatedJob 'leader'``, ``Volcano Job task 'ps'``,
+        ``Deployment``."""
+        kind = self.kind_title or self.kind
+        named = f" {self.name!r}" if self.name is not None else ""
+        return f"{kind} {self.part}{named}".rstrip() if self.part else kind
 
     def containers(self) -> Iterator[Container]:
-        for list_name in CONTAINER_LISTS:
-            for i, container in enumerate(sequence(self.pod, (list_name,))):
+        for key, is_list, init in self.container_keys:
+            value = self.pod.get(key)
+            if not is_list:
+                if isinstance(value, dict):
+                    yield Container((*self.pod_path, key), value, init, "main")
+                continue
+            for i, container in enumerate(value if isinstance(value, list) else ()):
                 if isinstance(container, dict):
-                    path = (*self.pod_path, list_name, i)
-                    yield Container(path, container, list_name == "initContainers")
+                    yield Container((*self.pod_path, key, i), container, init)
 
     def volumes(self) -> dict[str, dict[str, Any]]:
         out: dict[str, dict[str, Any]] = {}
@@ -115,37 +129,117 @@ class Workload:
         return out
 
 
-def role_of(doc: Document, kind: str, pod_path: Path) -> str:
-    template_labels = mapping(doc.data, (*pod_path[:-1], "metadata", "labels"))
-    for labels in (mapping(doc.data, ("metadata", "labels")), template_labels):
-        role = labels.get(ROLE_LABEL)
+def _declared(data: Any, meta_path: Path) -> str | None:
+    """The role a ``pmanifest.io/role`` label (or annotation) declares at ``meta_path``."""
+    meta = mapping(data, meta_path)
+    for key in ("labels", "annotations"):
+        role = mapping(meta, (key,)).get(ROLE_LABEL)
         if isinstance(role, str) and role in ROLES:
             return role
-    return DEFAULT_ROLES.get(kind, "worker")
+    return None
+
+
+def _stateful(pod: dict[str, Any]) -> bool:
+    """Does a (non-init) container run a database or queue image?"""
+    return any(isinstance(c, dict) and isinstance(c.get("image"), str)
+               and stateful_image(c["image"]) for c in sequence(pod, ("containers",)))
+
+
+Roles = tuple[tuple[str, str], ...]  # the config's `roles:`: (Kind or group/Kind, role)
+
+
+def _configured(roles: Roles, found: Found) -> str | None:
+    return next((role for kind, role in roles
+                 if kind_matches((kind,), found.group, found.kind)), None)
+
+
+def role_of(data: Any, found: Found, roles: Roles = ()) -> tuple[str, bool]:
+    """(role, whether it was declared: a label or annotation, or the config) of a template.
+    The config's role for the kind counts as declared on the object."""
+    own = _declared(data, found.meta_path)
+    if own is not None:
+        return own, True
+    template = found.template
+    on_object = _declared(data, (*found.owner, "metadata")) or _configured(roles, found)
+    if template.role == LEADER:
+        set_role = on_object or found.set_role
+        return (COORDINATOR if set_role == WORKER else set_role), on_object is not None
+    if on_object is not None:
+        return on_object, True
+    if template.role == SET:
+        return found.set_role, False
+    if template.named and found.name is not None and coordinator_name(found.name):
+        return COORDINATOR, False
+    if template.by_image and _stateful(found.pod):
+        return COORDINATOR, False
+    return template.role, False
+
+
+def workloads_of(doc: Document, profile: Profile, roles: Roles = ()) -> tuple[Workload, ...]:
+    """The pod templates of a document with their roles: none for most kinds (and for a pod
+    template that is not a mapping), one per template found. An override that is merged into
+    a pod spec the manifest does not show (a TrainJob's runtime patch) is only kept when it
+    confines its pods to preemptible nodes by itself: anything else depends on what it is
+    merged into."""
+    out = []
+    for found in find(doc.data):
+        placement = placement_of(found.pod, profile, found.pod_path)
+        if found.template.partial and not placement.only_preemptible:
+            continue
+        role, declared = role_of(doc.data, found, roles)
+        out.append(Workload(
+            doc=doc,
+            kind=found.kind,
+            role=role,
+            pod_path=found.pod_path,
+            pod=found.pod,
+            placement=placement,
+            job_path=found.pod_path[:-2] if found.template.job else None,
+            group=found.group,
+            part=found.template.part,
+            name=found.name,
+            name_path=found.name_path,
+            set_path=found.set_path,
+            meta_path=found.meta_path,
+            container_keys=found.template.containers,
+            generic=found.generic,
+            declared=declared,
+            recovers=found.template.recovers,
+            kind_title=found.title,
+            owner=found.owner,
+        ))
+    return tuple(out)
 
 
 def pod_paths(doc: Document) -> tuple[Path, ...]:
-    """Where the pod specs of a document are (whether or not they are mappings)."""
-    path = POD_SPEC_PATHS.get(doc.kind or "")
-    return (path,) if path is not None else ()
+    """Where the pod templates of a document are (what ``workloads_of`` reads)."""
+    return tuple(found.pod_path for found in find(doc.data))
 
 
-def workloads_of(doc: Document, profile: Profile) -> tuple[Workload, ...]:
-    """The pod templates of a document with their roles: none for most kinds (and for a pod
-    template that is not a mapping), one for the core workload kinds."""
-    kind = doc.kind
-    if kind is None or kind not in POD_SPEC_PATHS:
-        return ()
-    pod_path = POD_SPEC_PATHS[kind]
-    pod = get(doc.data, pod_path)
-    if not isinstance(pod, dict):
-        return ()
-    return (Workload(
-        doc=doc,
-        kind=kind,
-        role=role_of(doc, kind, pod_path),
-        pod_path=pod_path,
-        pod=pod,
-        placement=placement_of(pod, profile, pod_path),
-        job_path=JOB_SPEC_PATHS.get(kind),
-    ),)
+def annotation_paths(doc: Document) -> tuple[Path, ...]:
+    """The metadata whose annotations speak for the object: its own, its pod templates' and
+    those of objects embedded in it (suppressions are read there)."""
+    paths: dict[Path, None] = {("metadata",): None}
+    for found in find(doc.data):
+        paths[(*found.owner, "metadata")] = None
+        paths[found.meta_path] = None
+    return tuple(paths)
+
+
+def unread(doc: Document, workloads: tuple[Workload, ...]) -> bool:
+    """A custom resource pmanifest cannot read: a kind the table does not know, with no pod
+    template found by shape."""
+    return doc.is_kubernetes and not workloads and not known(doc.data)
+
+
+def kind_matches(kinds: tuple[str, ...], group: str, kind: str | None) -> bool:
+    """Does ``Kind`` or ``group/Kind`` in a rule's ``kinds`` name this object's kind?"""
+    for entry in kinds:
+        want_group, slash, want_kind = entry.rpartition("/")
+        if want_kind == kind and (not slash or want_group == group):
+            return True
+    return False
+
+
+def api_group(doc: Document) -> str:
+    return group_of(doc.api_version)

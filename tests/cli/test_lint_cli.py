@@ -77,7 +77,7 @@ def test_json_format_matches_the_design(runner: CliRunner, tmp_path: Path) -> No
                    "mean 'terminationGracePeriodSeconds'?",
     }]
     assert payload["summary"] == {"files": 1, "objects": 1, "errors": 1, "warnings": 0,
-                                  "infos": 0}
+                                  "infos": 0, "skipped": 0}
 
 
 def test_syntax_error_is_a_finding_and_other_files_are_still_linted(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import tempfile
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -71,7 +72,8 @@ def test_json_report(runner: CliRunner, tmp_path: Path) -> None:
             "path": "num_preemptible_gpus",
             "message": "num_preemptible_gpus 12 is not a multiple of 8 (preemptible capacity "
                        "comes in whole 8-GPU nodes); use 8 or 16"}],
-        "summary": {"files": 1, "objects": 1, "errors": 1, "warnings": 0, "infos": 0}}
+        "summary": {"files": 1, "objects": 1, "errors": 1, "warnings": 0, "infos": 0,
+                    "skipped": 0}}
 
 
 def test_sarif_github_and_junit_in_one_run(runner: CliRunner, tmp_path: Path) -> None:
@@ -181,15 +183,16 @@ def test_any_cluster_against_a_workload_never_crashes(
     body: dict[str, object], gpus: int, replicas: int
 ) -> None:
     runner = CliRunner()
-    with runner.isolated_filesystem():
-        Path("cluster.json").write_text(json.dumps(body))
-        Path("m.yaml").write_text(
+    with tempfile.TemporaryDirectory() as tmp:
+        Path(tmp, "cluster.json").write_text(json.dumps(body))
+        Path(tmp, "m.yaml").write_text(
             "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: a}\nspec:\n"
             f"  replicas: {replicas}\n  selector: {{matchLabels: {{a: b}}}}\n  template:\n"
             "    metadata: {labels: {a: b}}\n    spec:\n      nodeName: gpu-dp-1\n"
             "      containers:\n        - name: c\n          image: x\n"
             f"          resources: {{limits: {{nvidia.com/gpu: {gpus}}}}}\n")
-        result = runner.invoke(main, ["lint", "m.yaml", "--cluster", "cluster.json"])
+        result = runner.invoke(main, ["lint", str(Path(tmp, "m.yaml")), "--cluster",
+                                      str(Path(tmp, "cluster.json"))])
     assert result.exception is None or isinstance(result.exception, SystemExit), (
         f"{type(result.exception).__name__}: {result.exception}")
     assert result.exit_code in (0, 1, 2), result.stderr

@@ -179,6 +179,19 @@ def test_one_event_with_since_gives_a_mean(runner: CliRunner, tmp_path: Path) ->
     assert payload["window"]["given"] is True
 
 
+@pytest.mark.parametrize("bound", ["--since", "--until"])
+def test_one_open_bound_and_no_timed_event_is_a_report(runner: CliRunner, tmp_path: Path,
+                                                        bound: str) -> None:
+    """--since (or --until) alone with no usable timestamp: the window stays open on one side
+    (this was an AssertionError, exit 3)."""
+    (tmp_path / "read.json").write_text(json.dumps({"node_lifecycle_events": [
+        {"node_name": "gpu-preemptible-dp-1", "reason": "gpu-preemptible-dp-1"}]}))
+    result = runner.invoke(main, ["cluster", "events", "read.json", bound,
+                                  "2025-01-01T00:00:00Z"])
+    assert (result.exit_code, result.stderr) == (0, "")
+    assert result.stdout.splitlines()[1] == "window: none (no usable timestamp)"
+
+
 def test_events_without_usable_timestamp_are_counted_not_timed(
     runner: CliRunner, tmp_path: Path
 ) -> None:

@@ -34,7 +34,9 @@ def test_exec_form_python_as_pid1_sits_out_the_grace_period(tmp_path: Path) -> N
 @pytest.mark.parametrize("shell", shells(), ids=str)
 def test_a_process_left_behind_is_reported(shell: Shell, tmp_path: Path) -> None:
     """A wrapper that exits on TERM without stopping what it started leaves a survivor."""
-    script = 'sleep 30 & trap "exit 143" TERM; : > "$READY"; wait'
+    # ready once the child has become sleep (a forked shell not yet exec'd reads as "sh")
+    script = ('sleep 30 & p=$!; until [ "$(cat /proc/$p/comm 2>/dev/null)" = sleep ]; do :; '
+              'done; trap "exit 143" TERM; : > "$READY"; wait')
     container = {"command": ["/bin/sh", "-c", script], "env": _env(tmp_path)}
     outcome = run(container, shell, tmp_path, grace=GRACE,
                   preemption=Preemption(ready=tmp_path / "ready"),

@@ -80,5 +80,8 @@ def test_example_policy_pack_passes_the_rendered_jobs() -> None:
                         for f in lint_bytes(text.encode(), example.name, options)]
     assert jobs >= 3  # with GPU limits, so ACME001 applies to each
     assert [f for f in flagged if f[1] == "Job"] == []
-    # the pack's only finding: a public image in examples/serving.yaml's inference namespace
-    assert flagged == [("serving.yaml", "Deployment", "ACME002")]
+    # the pack's findings: a public image in examples/serving.yaml's inference namespace, and
+    # the CPU-only Ray workers of examples/distributed-raycluster.yaml on preemptible nodes
+    # (the pack's ACME003 keeps preemptible capacity for GPU pods; lint reads Ray worker groups)
+    assert sorted(flagged) == [("distributed-raycluster.yaml", "RayCluster", "ACME003"),
+                               ("serving.yaml", "Deployment", "ACME002")]

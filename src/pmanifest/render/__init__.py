@@ -16,9 +16,8 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pmanifest.cluster_request import ClusterRequest
 from pmanifest.errors import ConfigError, InputError, SpecError
 from pmanifest.loader import YamlProblem
 from pmanifest.profile import Profile, get_profile
@@ -30,6 +29,9 @@ from pmanifest.render.warnings import lint_warnings
 from pmanifest.render.yamltext import Yaml, dump_yaml, quote, to_yaml
 from pmanifest.schema import DEFAULT_KUBERNETES_VERSION, resolve_version, version_tuple
 from pmanifest.spec import MIN_JOB_VERSION, Spec, WorkloadSpec, load_spec
+
+if TYPE_CHECKING:
+    from pmanifest.cluster_request import ClusterRequest
 
 __all__ = ["RenderOptions", "Rendered", "Yaml", "dump_yaml", "quote", "read_spec",
            "render_objects", "render_spec", "render_text", "to_yaml"]

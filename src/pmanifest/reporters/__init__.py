@@ -19,6 +19,7 @@ class Summary:
     errors: int
     warnings: int
     infos: int
+    skipped: int = 0  # objects of kinds pmanifest cannot read (custom resources, PM004)
     # (file, object label) of every object linted, when a reporter needs them (JUnit lists
     # passing objects too); not part of the JSON summary
     checked: tuple[tuple[str, str], ...] = field(default=(), compare=False)
@@ -27,17 +28,17 @@ class Summary:
 
     @classmethod
     def of(cls, findings: Sequence[Finding], files: int, objects: int,
-           checked: tuple[tuple[str, str], ...] = (), rules: int = 0,
+           checked: tuple[tuple[str, str], ...] = (), skipped: int = 0, rules: int = 0,
            fragments: int = 0) -> Summary:
         count = {"error": 0, "warning": 0, "info": 0}
         for f in findings:
             count[f.severity] += 1
-        return cls(files, objects, count["error"], count["warning"], count["info"], checked,
-                   rules, fragments)
+        return cls(files, objects, count["error"], count["warning"], count["info"], skipped,
+                   checked, rules, fragments)
 
     def counts(self) -> dict[str, int]:
         return {"files": self.files, "objects": self.objects, "errors": self.errors,
-                "warnings": self.warnings, "infos": self.infos}
+                "warnings": self.warnings, "infos": self.infos, "skipped": self.skipped}
 
 
 Render = Callable[[Sequence[Finding], Summary, bool], str]

@@ -119,6 +119,8 @@ def grace_period_unclaimed(context: Context) -> Iterable[Hit]:
     # claims all of it: nothing is unclaimed
     if not workload.placement.preemptible or grace is None or grace >= min(cap, DEFAULT_GRACE + 1):
         return
+    if workload.recovers:
+        return  # Ray: `ray stop` in preStop is a shutdown; Ray resumes from its own checkpoints
     told = ("is not set, so the pod gets the default 30 s"
             if "terminationGracePeriodSeconds" not in workload.pod
             else f"is {grace} s")
@@ -156,7 +158,7 @@ def double_checkpoint_trigger(context: Context) -> Iterable[Hit]:
 @rule("PM302")
 def no_checkpoint_handler(context: Context) -> Iterable[Hit]:
     workload = context.workload
-    if workload.role != "worker" or not workload.placement.only_preemptible:
+    if workload.role != "worker" or workload.recovers or not workload.placement.only_preemptible:
         return
     shells = [s for s in _shells(workload) if not s.container.init]
     if not shells or any(s.term_handlers or s.facts.opaque or s.prestop is not None
@@ -165,7 +167,7 @@ def no_checkpoint_handler(context: Context) -> Iterable[Hit]:
     first = shells[0].container
     path = (*first.path, "name") if "name" in first.data else first.path
     yield Hit(path,
-              f"{workload.kind} runs on preemptible nodes but no container traps SIGTERM "
+              f"{workload.title} runs on preemptible nodes but no container traps SIGTERM "
               "or has a preStop hook: a preemption loses the work since the last checkpoint "
               "(ignore this if the program itself checkpoints on SIGTERM)")
 
@@ -197,8 +199,7 @@ def trap_blocked_by_foreground(context: Context) -> Iterable[Hit]:
 
 @rule("PM305")
 def trap_exits_zero(context: Context) -> Iterable[Hit]:
-    if not context.workload.is_job:
-        return
+    kind = context.workload.kind_title or context.workload.kind
     for shell in _shells(context.workload):
         for trap in shell.facts.traps:
             found = zero_exit(trap, shell.program)
@@ -208,7 +209,8 @@ def trap_exits_zero(context: Context) -> Iterable[Hit]:
                 yield shell.trap_hit(
                     trap,
                     "the TERM handler exits 0, so a preempted pod counts as succeeded and the "
-                    "Job can complete with unfinished work: exit 143 (128+SIGTERM)",
+                    f"{kind} can complete with unfinished work: exit 143 "
+                    "(128+SIGTERM)",
                 )
                 continue
             start = (f"the TERM handler {'returns, and the script ' if found.returns else ''}"
@@ -217,7 +219,7 @@ def trap_exits_zero(context: Context) -> Iterable[Hit]:
             same_line = found.command.loc.row == trap.loc.row
             yield shell.trap_hit(
                 trap,
-                f"{start}{reason}, so a preempted pod can count as succeeded and the Job "
+                f"{start}{reason}, so a preempted pod can count as succeeded and the {kind} "
                 "complete with unfinished work: end the handler with exit 143 (128+SIGTERM)",
                 mention=None if same_line else found.command, at=len(start),
             )

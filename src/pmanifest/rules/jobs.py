@@ -93,10 +93,12 @@ def pod_failure_policy_restart_policy(ctx: Context) -> Iterator[Hit]:
         return
     restart = w.pod.get("restartPolicy")
     if restart is None:
+        # a JobSet's webhook defaults it to OnFailure (a TrainingRuntime makes a JobSet)
+        default = "Always" if w.kind in ("Job", "CronJob") else "OnFailure"
         yield Hit((*w.job_path, "podFailurePolicy"),
                   "podFailurePolicy requires the pod template's restartPolicy to be Never, but "
-                  "it is not set (it defaults to Always, which the API server rejects for a "
-                  "Job); add `restartPolicy: Never`")
+                  f"it is not set (it defaults to {default}, which the API server rejects for a "
+                  "Job with a podFailurePolicy); add `restartPolicy: Never`")
     elif restart != "Never":
         yield Hit((*w.pod_path, "restartPolicy"),
                   f"podFailurePolicy requires restartPolicy Never, not {restart!r}: the API "

@@ -27,7 +27,7 @@ _PREFERRED = ("affinity", "nodeAffinity", "preferredDuringSchedulingIgnoredDurin
 
 
 def _what(w: Workload) -> str:
-    return f"{w.kind} (role {w.role})"
+    return f"{w.title} (role {w.role})"
 
 
 def _unconfined_position(w: Workload, profile: Profile) -> Path:
