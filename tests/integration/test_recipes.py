@@ -3,15 +3,16 @@ pre-commit snippet, and every step of examples/ci/*.yml.
 
 pmanifest is on no package index, so every recipe installs it from its git repository at one
 pinned rev (``pip install "pmanifest @ git+URL@REV"``, pre-commit's ``repo:``/``rev:``). The
-tests here check that the recipes agree on URL and rev, that the rev exists in this repository,
-and then run them: the only substitution is the repository URL, pointed at a local clone of
-this checkout (no network for pmanifest itself; its dependencies come from the package index).
+tests here check that the recipes agree on URL and rev, that the rev is the release tag of the
+version in pyproject.toml (or a full commit SHA), and then run them: the only substitution is
+the repository URL, pointed at a local clone of this checkout (no network for pmanifest itself;
+its dependencies come from the package index). The clone stands for the released repository:
+when the checkout under test is not tagged yet (a CI clone of main), its HEAD is tagged there.
 A recipe step that is not a shell command (``uses:`` actions: checkout, setup-python, the
 SARIF upload) is done by the test itself: the sandbox is the checkout, this interpreter is the
 Python, and the file the upload would send must exist and be SARIF.
 
-PMANIFEST_RECIPE_REV=<commit> runs the recipes at another rev (e.g. HEAD before the release is
-tagged); the check that the pinned rev exists still applies.
+PMANIFEST_RECIPE_REV=<commit> runs the recipes at another rev of the clone.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import os
 import re
 import shutil
 import subprocess
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -70,13 +72,12 @@ def test_every_recipe_pins_the_same_repository_and_rev() -> None:
     assert set(found.values()) == {(REPO_URL, pinned_rev())}, found
 
 
-def test_the_pinned_rev_exists_in_this_repository() -> None:
+def test_the_pinned_rev_is_this_release() -> None:
     rev = pinned_rev()
-    done = subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"],
-                          cwd=ROOT, capture_output=True, text=True, check=False)
-    assert done.returncode == 0, (
-        f"the recipes pin rev {rev!r}, which is no tag or commit of this repository: tag the "
-        f"release (git tag -a {rev}) or pin a commit that exists")
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    assert rev == f"v{version}" or re.fullmatch(r"[0-9a-f]{40}", rev), (
+        f"the recipes pin rev {rev!r}: pin the release tag v{version} of pyproject.toml's "
+        "version, or a full commit SHA")
 
 
 # --- running them ---------------------------------------------------------------------------
@@ -91,10 +92,12 @@ def clone(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     assert run(["git", "clone", "-q", str(ROOT), str(repo)], base, env).returncode == 0
     rev = os.environ.get("PMANIFEST_RECIPE_REV") or pinned_rev()
     found = run(["git", "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"], repo, env)
-    if found.returncode != 0:
-        pytest.fail(f"rev {rev!r} is not in the repository: see "
-                    "test_the_pinned_rev_exists_in_this_repository")
-    return repo, found.stdout.strip()
+    if found.returncode != 0 and rev == pinned_rev() and rev.startswith("v"):
+        # not released yet: the clone is the release, its HEAD is what the tag will name
+        assert run(["git", "tag", rev], repo, env).returncode == 0
+        found = run(["git", "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"], repo, env)
+    assert found.returncode == 0, f"rev {rev!r} is not in the repository"
+    return repo, rev
 
 
 def _pointed(text: str, repo: Path, rev: str) -> str:
