@@ -50,6 +50,8 @@ SUBSTITUTIONS: list[tuple[str, str | None, str]] = [
     (r"^pip install \"pmanifest @ git\+", None,
      "installs from the network; tests/integration/test_recipes.py runs this install from a "
      "local clone at the pinned rev"),
+    (r"^pip install -e \. && ", "",
+     "installs this checkout, which the suite already runs from; the rest of the line runs"),
     (r"^pip install -e '\.\[test\]' && python -m pytest", None,
      "installs from the network and runs this very suite"),
     (r"\| kubectl apply -f -$", "| python3 -c 'import sys, yaml; assert list(yaml.safe_load_all("
