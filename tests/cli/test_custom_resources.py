@@ -164,3 +164,10 @@ def test_config_roles_are_validated_at_their_position(runner: CliRunner, tmp_pat
     assert result.stderr == (
         f"{tmp_path / '.pmanifest.yaml'}:2:16: roles.ModelServer is 'leader', which is not one "
         "of worker, coordinator, serving; use one of: worker, coordinator, serving\n")
+
+
+def test_explain_pm103_documents_the_image_heuristic(runner: CliRunner) -> None:
+    explained = " ".join(runner.invoke(main, ["explain", "PM103"]).stdout.split())
+    assert "a Deployment or ReplicaSet whose image is a database or queue" in explained
+    assert "`kafka-exporter` is not kafka" in explained
+    assert "the config's `roles:`" in explained  # how to override it
