@@ -5,6 +5,7 @@ version that has them, clean under lint, and one snapshot with every field."""
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -215,6 +216,32 @@ def test_serving_rollout(replicas: int, strategy: str, expected: dict[str, Any])
 def test_coordinator_stays_recreate() -> None:
     text = "apiVersion: pmanifest/v1\nworkloads:\n  - {name: r, role: coordinator, image: x}\n"
     assert _objects(text)[("Deployment", "r")]["spec"]["strategy"] == {"type": "Recreate"}
+
+
+@pytest.mark.parametrize(("probes", "deadline"), [
+    ("", None),  # no probe: Kubernetes' 600 s
+    ("startup: {httpGet: {path: /health, port: 8000}}", None),  # 30 s allowed
+    # 60 x 5 s + 300 s margin = 600 s: the default is enough, so it is not written
+    ("startup: {exec: {command: [ready]}, periodSeconds: 5, failureThreshold: 60}", None),
+    ("startup: {exec: {command: [ready]}, periodSeconds: 5, failureThreshold: 61}", 605),
+    # vLLM loading 70B weights: 30 minutes, then ready after 2 x 5 s
+    ("startup: {httpGet: {path: /health, port: 8000}, periodSeconds: 10, failureThreshold: 180,"
+     " initialDelaySeconds: 20}\n      readiness: {httpGet: {path: /health, port: 8000},"
+     " periodSeconds: 5, successThreshold: 2}", 20 + 1800 + 10 + 300),
+    ("liveness: {httpGet: {path: /health, port: 8000}, failureThreshold: 1000}", None),
+])
+def test_a_slow_starter_gets_a_progress_deadline_that_covers_its_probes(
+        probes: str, deadline: int | None) -> None:
+    text = SERVING.format(replicas=3, strategy=f"    probes:\n      {probes}" if probes else "")
+    spec = _objects(text)[("Deployment", "api")]["spec"]
+    assert spec.get("progressDeadlineSeconds") == deadline
+
+
+def test_the_vllm_example_rolls_out_within_its_progress_deadline() -> None:
+    path = Path(__file__).resolve().parents[2] / "examples" / "serving-vllm.yaml"
+    spec = _objects(path.read_text())[("Deployment", "llama-70b")]["spec"]
+    startup = spec["template"]["spec"]["containers"][0]["startupProbe"]
+    assert spec["progressDeadlineSeconds"] > startup["periodSeconds"] * startup["failureThreshold"]
 
 
 @pytest.mark.parametrize(("requests", "limits"), [

@@ -239,7 +239,8 @@ def _runtime(**given: Any) -> dict[str, Any]:
     """The ``runtime`` context of an object pmanifest adds (rendezvous, head, submitter): none
     of the workload's run-time fields, which are its workers'."""
     return {"pod_annotations": {}, "priority_class_name": None, "env_from": [], "probes": {},
-            "strategy": None, "ttl_seconds_after_finished": None,
+            "strategy": None, "progress_deadline_seconds": None,
+            "ttl_seconds_after_finished": None,
             "backoff_limit_per_index": None, "max_failed_indexes": None, **given}
 
 

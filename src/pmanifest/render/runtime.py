@@ -15,6 +15,10 @@ from pmanifest.spec.runtime import PROBE_KINDS, EnvRef, Strategy
 PER_INDEX_FIELDS = {"backoffLimitPerIndex": "backoff_limit_per_index",
                     "maxFailedIndexes": "max_failed_indexes"}
 PER_INDEX_SINCE = (1, 29)
+# Deployment.spec.progressDeadlineSeconds when omitted, and what a rollout step needs on top
+# of its probes (scheduling, pulling a multi-gigabyte serving image)
+PROGRESS_DEADLINE_DEFAULT = 600
+PROGRESS_MARGIN = 300
 
 
 def check_runtime_support(spec: Spec, version: str) -> None:
@@ -56,10 +60,32 @@ def runtime_context(w: WorkloadSpec) -> dict[str, Any]:
         "probes": {PROBE_KINDS[kind]: rt.probes[kind] for kind in PROBE_KINDS
                    if kind in rt.probes},
         "strategy": _strategy(rt.strategy),
+        "progress_deadline_seconds": progress_deadline(rt.probes),
         "ttl_seconds_after_finished": rt.ttl_seconds_after_finished,
         "backoff_limit_per_index": rt.backoff_limit_per_index,
         "max_failed_indexes": rt.max_failed_indexes,
     }
+
+
+def progress_deadline(probes: dict[str, dict[str, Any]]) -> int | None:
+    """progressDeadlineSeconds for a Deployment whose replicas may start more slowly than the
+    default 600 s allows, or None (keep the default).
+
+    A rollout step waits for one new replica to pass its startup probe and then its readiness
+    probe; past the deadline without progress the Deployment reports ProgressDeadlineExceeded
+    and ``kubectl rollout status`` fails while the replica is still loading its weights. The
+    budget is what the probes allow (Kubernetes' defaults for omitted fields) plus
+    PROGRESS_MARGIN."""
+    startup = probes.get("startup")
+    if startup is None:
+        return None
+    budget = (startup.get("initialDelaySeconds", 0)
+              + startup.get("periodSeconds", 10) * startup.get("failureThreshold", 3))
+    readiness = probes.get("readiness")
+    if readiness is not None:
+        budget += readiness.get("periodSeconds", 10) * readiness.get("successThreshold", 1)
+    needed = int(budget) + PROGRESS_MARGIN
+    return needed if needed > PROGRESS_DEADLINE_DEFAULT else None
 
 
 def _strategy(strategy: Strategy | None) -> dict[str, Any] | None:
