@@ -12,7 +12,9 @@ import click
 from pmanifest import __version__
 from pmanifest.atomic import echo, write_bytes
 from pmanifest.boundary import EXIT_FINDINGS, Boundary
+from pmanifest.cli_cluster import cluster
 from pmanifest.errors import PmanifestError
+from pmanifest.progress import colour_wanted
 from pmanifest.render_output import complete_format, output_format
 from pmanifest.reporters import FORMATS
 
@@ -117,15 +119,6 @@ def schema() -> None:
 # (defined in this section; see pmanifest.lint)
 
 
-def _colour(choice: str) -> bool:
-    import os
-
-    if choice != "auto":
-        return choice == "always"
-    stdout = sys.stdout  # None when started with descriptor 1 closed
-    return stdout is not None and stdout.isatty() and not os.environ.get("NO_COLOR")
-
-
 @main.command()
 @click.argument("paths", nargs=-1, required=True, metavar="PATH... | -")
 @click.option("--format", "formats", type=click.Choice(FORMATS), multiple=True,
@@ -186,7 +179,7 @@ def lint(
 
     if cluster_path == "-" and "-" in paths:
         raise PmanifestError("--cluster - and another input cannot both read stdin")
-    colour = _colour(color)
+    colour = colour_wanted(color)
     request = LintRequest(paths, pair_outputs(formats, outputs), fail_on, kubernetes_version,
                           profile, config_path, disable, no_schema, stdin_filename,
                           colour, jobs, policy_dirs, select, cluster_path,
@@ -313,88 +306,4 @@ def policy_test(dirs: tuple[str, ...]) -> None:
     sys.exit(EXIT_FINDINGS if failed else 0)
 
 
-# --- cluster: the capacity side of the contract -----------------------------------------------
-# (see pmanifest.cluster_command)
-
-
-@main.group()
-def cluster() -> None:
-    """The cluster side: request checks, preemption history and checkpoint sizing."""
-
-
-@cluster.command("check")
-@click.argument("paths", nargs=-1, required=True, metavar="FILE... | -")
-@click.option("--format", "formats", type=click.Choice(FORMATS), multiple=True,
-              help="Output format [default: text]; repeat for several reports, each paired in "
-                   "order with an --output.")
-@click.option("--output", "outputs", multiple=True, metavar="FILE|-",
-              help="Where the format at the same position goes (- or none: stdout).")
-@click.option("--fail-on", type=click.Choice(["error", "warning", "info"]), default="error",
-              show_default=True, help="Exit 1 when a finding is at or above this severity.")
-@click.option("--as", "kind", type=click.Choice(["create", "update", "read"]), default=None,
-              help="What each file is [default: a command line says; a body with cluster_id, "
-                   "status or *_preemptible_gpus echoes is a read, one with name, region, "
-                   "gpu_type or billing_type a create, anything else an update].")
-@click.option("--disable", multiple=True, metavar="RULE", help="Disable a rule (id or slug).")
-@click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto",
-              show_default=True, help="Colour severities (auto: only on a terminal).")
-def cluster_check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, ...],
-                  fail_on: str, kind: str | None, disable: tuple[str, ...], color: str) -> None:
-    """Check cluster requests: create/update bodies (JSON or YAML), saved `tg beta clusters`
-    command lines, or the JSON of a cluster read (rules PM501-PM505).
-    """
-    from pmanifest.cluster_check_command import CheckRequest, run_check
-    from pmanifest.lint_command import pair_outputs
-
-    output, messages, exit_code = run_check(CheckRequest(
-        paths, pair_outputs(formats, outputs), fail_on, kind, disable, _colour(color)))
-    echo(output, nl=False)
-    for message in messages:
-        click.echo(message, err=True)
-    sys.exit(exit_code)
-
-
-@cluster.command("events")
-@click.argument("paths", nargs=-1, required=True, metavar="FILE... | -")
-@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text",
-              show_default=True)
-@click.option("--plot", "plot_path", default=None, metavar="FILE",
-              help="Also write an SVG timeline of the events, one row per node (atomically).")
-@click.option("--checkpoint-seconds", type=click.FloatRange(min=0, min_open=True),
-              default=None, metavar="SECONDS",
-              help="How long one checkpoint takes [default: 90, the seed's figure for a "
-                   "~10B-parameter model].")
-@click.option("--nodes", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Preemptible nodes the job spans: losing any one interrupts it.")
-@click.option("--profile", default=None,
-              help="Provider profile whose drain window the checkpoint must fit "
-                   "[default: together].")
-@click.option("--since", default=None, metavar="TIME",
-              help="Start of the observation window (RFC 3339) [default: the first event].")
-@click.option("--until", default=None, metavar="TIME",
-              help="End of the observation window, e.g. when the read was saved (RFC 3339) "
-                   "[default: the last event].")
-@click.option("--node-field", default="node_name", show_default=True, metavar="NAME",
-              help="Field of a node_lifecycle_events entry that names the node (the API "
-                   "reference does not document it).")
-@click.option("--time-field", default=None, metavar="NAME",
-              help="Field of a node_lifecycle_events entry that holds its time, RFC 3339 or "
-                   "Unix seconds [default: the one field holding RFC 3339 times].")
-def cluster_events(
-    paths: tuple[str, ...], output_format: str, plot_path: str | None,
-    checkpoint_seconds: float | None, nodes: int, profile: str | None, since: str | None,
-    until: str | None, node_field: str, time_field: str | None,
-) -> None:
-    """Preemption history from saved cluster reads or `kubectl get events -o json`.
-
-    Prints preemptions per node and overall, the observed window, the mean time between
-    preemptions per node, and the checkpoint interval that minimises lost work for a job on
-    --nodes preemptible nodes (Young/Daly), with the GPU time it loses and whether the
-    checkpoint fits the drain window. Several files are merged (one event per node and
-    reason, as the API keeps them).
-    """
-    from pmanifest.cluster_command import EventsRequest, run_events
-
-    report = run_events(EventsRequest(paths, output_format, plot_path, checkpoint_seconds,
-                                      nodes, profile, since, until, node_field, time_field))
-    write_bytes(report.encode("utf-8"))
+main.add_command(cluster)  # pmanifest.cli_cluster: the capacity side of the contract

@@ -109,6 +109,8 @@ def _sizing(s: Sizing) -> list[str]:
     cost = f"{s.checkpoint:g} s"
     lines = [f"checkpoint sizing: a {cost} checkpoint, a job on "
              f"{plural(s.nodes, 'preemptible node')}, profile {s.profile}"]
+    if s.origin is not None:
+        lines.append(f"  from {s.origin}")
     if s.fits_drain_window:
         lines.append(f"  drain window: fits ({cost} of {s.drain_window} s); a checkpoint at the "
                      "notice keeps the work")
@@ -175,7 +177,7 @@ def _sizing_json(s: Sizing) -> dict[str, Any]:
             "jobMeanSecondsBetweenInterruptions": _seconds(s.job_mean),
             "intervalSeconds": _seconds(s.interval),
             "lostFraction": None if s.lost is None else round(s.lost, 6),
-            "basis": s.basis}
+            "basis": s.basis, "from": s.origin}
 
 
 def _seconds(value: float | None) -> float | None:

@@ -95,6 +95,7 @@ class Sizing:
     interval: float | None
     lost: float | None
     basis: str | None
+    origin: str | None = None  # where the checkpoint and node figures came from (--spec)
 
 
 def history(sources: Sequence[EventSource], profile: Profile,
@@ -117,15 +118,16 @@ def history(sources: Sequence[EventSource], profile: Profile,
                    exposure, unseen, mean, basis, tuple(notes))
 
 
-def sizing(found: History, checkpoint: float, nodes: int, profile: Profile) -> Sizing:
+def sizing(found: History, checkpoint: float, nodes: int, profile: Profile,
+           origin: str | None = None) -> Sizing:
     fits = checkpoint <= profile.drain_window_seconds
     if found.mean_per_node is None:
         return Sizing(checkpoint, nodes, profile.name, profile.drain_window_seconds, fits,
-                      None, None, None, None)
+                      None, None, None, None, origin)
     job = job_mean_time(found.mean_per_node, nodes)
     interval = young_interval(checkpoint, job)
     return Sizing(checkpoint, nodes, profile.name, profile.drain_window_seconds, fits, job,
-                  interval, lost_fraction(interval, checkpoint, job), found.basis)
+                  interval, lost_fraction(interval, checkpoint, job), found.basis, origin)
 
 
 def plural(n: int, word: str) -> str:

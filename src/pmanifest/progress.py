@@ -20,6 +20,16 @@ INTERVAL = 0.1  # seconds between redraws
 ERASE = "\r\x1b[K"
 
 
+def colour_wanted(choice: str) -> bool:
+    """``--color auto|always|never``: auto colours stdout only on a terminal without NO_COLOR."""
+    import sys
+
+    if choice != "auto":
+        return choice == "always"
+    stdout = sys.stdout  # None when started with descriptor 1 closed
+    return stdout is not None and stdout.isatty() and not os.environ.get("NO_COLOR")
+
+
 def wanted(stream: TextIO) -> bool:
     """Is ``stream`` a terminal a person watches (not a pipe, a file or a CI log)?"""
     try:

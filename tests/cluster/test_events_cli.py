@@ -345,6 +345,95 @@ def test_checkpoint_that_does_not_fit_the_drain_window(in_repo: CliRunner) -> No
     assert json.loads(gke.stdout)["sizing"]["fitsDrainWindow"] is False  # 90 s > 30 s
 
 
+# --- --spec: the checkpoint, nodes and profile of a spec's preemptible worker ------------------
+
+TWO_WORKERS = """\
+apiVersion: pmanifest/v1
+cluster: {profile: gke}
+workloads:
+  - {name: api, role: serving, image: x}
+  - name: train
+    image: x
+    command: [python, train.py]
+    checkpoint: {trigger: sigterm, mode: signal, gracePeriodSeconds: 15, expectedSeconds: 5}
+  - name: evals
+    image: x
+    command: [python, evals.py]
+    checkpoint: {command: [flush], trigger: preStop, gracePeriodSeconds: 15}
+"""
+
+
+def test_spec_gives_checkpoint_and_nodes(in_repo: CliRunner) -> None:
+    result = events(in_repo, READ, "--spec", "examples/finetune-sigterm.yaml")
+    assert result.exit_code == 0, result.stderr
+    assert ("checkpoint sizing: a 90 s checkpoint, a job on 1 preemptible node, profile "
+            "together\n  from examples/finetune-sigterm.yaml, workload finetune: "
+            "checkpoint.expectedSeconds 90; one pod per run\n") in result.stdout
+    torchrun = events(in_repo, READ, "--spec", "examples/distributed-torchrun.yaml",
+                      "--format", "json")
+    sizing = json.loads(torchrun.stdout)["sizing"]
+    assert (sizing["checkpointSeconds"], sizing["nodes"]) == (90, 4)
+    assert sizing["from"] == ("examples/distributed-torchrun.yaml, workload trainer: no "
+                              "checkpoint.expectedSeconds: the seed's 90 s; "
+                              "distributed.maxNodes 4")
+    # the same figures as the flags give
+    flags = events(in_repo, READ, "--nodes", "4", "--format", "json")
+    assert json.loads(flags.stdout)["sizing"] == {**sizing, "from": None}
+
+
+def test_spec_workload_profile_and_flags_that_override_it(runner: CliRunner,
+                                                          tmp_path: Path) -> None:
+    (tmp_path / "spec.yaml").write_text(TWO_WORKERS)
+    (tmp_path / "read.json").write_text((ROOT / READ).read_text())
+    result = events(runner, "read.json", "--spec", "spec.yaml", "--workload", "train",
+                    "--format", "json")
+    sizing = json.loads(result.stdout)["sizing"]
+    assert (sizing["checkpointSeconds"], sizing["nodes"], sizing["profile"],
+            sizing["drainWindowSeconds"], sizing["fitsDrainWindow"]) == (5, 1, "gke", 30, True)
+    assert sizing["from"] == ("spec.yaml, workload train: checkpoint.expectedSeconds 5; "
+                              "one pod per run")
+    overridden = events(runner, "read.json", "--spec", "spec.yaml", "--workload", "train",
+                        "--checkpoint-seconds", "45", "--nodes", "2", "--profile", "together",
+                        "--format", "json")
+    sizing = json.loads(overridden.stdout)["sizing"]
+    assert (sizing["checkpointSeconds"], sizing["nodes"], sizing["profile"]) == (
+        45, 2, "together")
+    assert sizing["from"] == "spec.yaml, workload train: --checkpoint-seconds; --nodes"
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--spec", "spec.yaml"], "pmanifest: spec.yaml has 2 preemptible workloads (train, "
+     "evals): name one with --workload"),
+    (["--spec", "spec.yaml", "--workload", "trian"], "pmanifest: --workload 'trian': spec.yaml "
+     "has no such workload (did you mean 'train'?)"),
+    (["--spec", "spec.yaml", "--workload", "api"], "pmanifest: --workload 'api' runs on "
+     "standard nodes in spec.yaml: it is not preempted; name a preemptible worker"),
+    (["--workload", "train"], "pmanifest: --workload names a workload of --spec: give the "
+     "spec too"),
+    (["--spec", "nope.yaml"], "nope.yaml: cannot read the spec: No such file or directory; "
+     "check the path"),
+    (["--spec", "serving.yaml"], "pmanifest: serving.yaml has 0 preemptible workloads: "
+     "nothing to size"),
+])
+def test_spec_errors(runner: CliRunner, tmp_path: Path, args: list[str], message: str) -> None:
+    (tmp_path / "spec.yaml").write_text(TWO_WORKERS)
+    (tmp_path / "serving.yaml").write_text(
+        "apiVersion: pmanifest/v1\nworkloads:\n  - {name: api, role: serving, image: x}\n")
+    (tmp_path / "read.json").write_text((ROOT / READ).read_text())
+    result = events(runner, "read.json", *args)
+    assert (result.exit_code, result.stdout, result.stderr) == (2, "", message + "\n")
+
+
+def test_an_invalid_spec_is_reported_at_its_line(runner: CliRunner, tmp_path: Path) -> None:
+    (tmp_path / "spec.yaml").write_text(TWO_WORKERS.replace("expectedSeconds: 5",
+                                                            "expectedSeconds: soon"))
+    (tmp_path / "read.json").write_text((ROOT / READ).read_text())
+    result = events(runner, "read.json", "--spec", "spec.yaml")
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr.startswith("spec.yaml:8:")
+    assert result.stderr.count("\n") == 1
+
+
 # --- errors: one line naming the file, exit 2, nothing on stdout -------------------------------
 
 @pytest.mark.parametrize(("text", "message"), [
