@@ -2,6 +2,7 @@
 
     python bench/run.py            # full run (a few minutes)
     python bench/run.py --quick    # small corpus, few repeats: proves the script still works
+    python bench/run.py --only 4   # one target (repeat --only for several)
 
 Ratios are measured in one run on the same machine (medians of several runs), so they hold
 up on shared, noisy machines better than absolute times. Nothing here fails a test run.
@@ -134,7 +135,10 @@ def representative(corpus: list[Path]) -> Path:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="tiny corpus, 1-2 repeats")
+    parser.add_argument("--only", type=int, action="append", choices=range(1, 6),
+                        metavar="N", help="run only target N (1-5; repeat for several)")
     args = parser.parse_args()
+    wanted = set(args.only or range(1, 6))
     repeats = 2 if args.quick else 7
     sizes = (20, 50, 200) if args.quick else (400, 2000, 20000)
     with tempfile.TemporaryDirectory() as tmp:
@@ -144,21 +148,23 @@ def main() -> None:
         one_dir.mkdir()
         shutil.copy(representative(corpus), one_dir / "one.yaml")
         spec = ROOT / "bench" / "four-workloads.yaml"
-        print(throughput(corpus, repeats), flush=True)
+        if 1 in wanted:
+            print(throughput(corpus, repeats), flush=True)
         small = base / "small.yaml"  # a small clean file: what a pre-commit run mostly sees
         shutil.copy(corpus[0], small)
-        print(startup(small, repeats), flush=True)
-        if spec.is_file():
-            print(render(spec, repeats), flush=True)
-        else:
-            print(f"3 render: skipped, {spec} not found")
-        tree = base / "tree"
-        generate(tree, sizes[1])
-        print(scale_out(tree, sizes[1], max(1, repeats // 2)), flush=True)
-        many = base / "many"
-        generate(many, sizes[2])
-        print(memory(one_dir, many, sizes[2]), flush=True)
-
+        if 2 in wanted:
+            print(startup(small, repeats), flush=True)
+        if 3 in wanted:
+            print(render(spec, repeats) if spec.is_file()
+                  else f"3 render: skipped, {spec} not found", flush=True)
+        if 5 in wanted:
+            tree = base / "tree"
+            generate(tree, sizes[1])
+            print(scale_out(tree, sizes[1], max(1, repeats // 2)), flush=True)
+        if 4 in wanted:
+            many = base / "many"
+            generate(many, sizes[2])
+            print(memory(one_dir, many, sizes[2]), flush=True)
 
 if __name__ == "__main__":
     main()

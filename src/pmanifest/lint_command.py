@@ -155,6 +155,9 @@ class _Run:
     """What one lint run collected from its inputs."""
 
     read: dict[Identity, str]  # every file read (no output may replace one)
+    # what only some runs need, kept only then (a tree of 20,000 files costs megabytes):
+    to_files: bool = False  # a report goes to a file: ``read`` collects every linted file
+    with_cluster: bool = False  # --cluster: ``order`` places the whole-input findings
     findings: list[Finding] = field(default_factory=list)
     messages: list[str] = field(default_factory=list)  # stderr lines
     files: int = 0
@@ -174,8 +177,9 @@ class _Run:
             self.messages.append(f"{linted.name}: warning: {linted.message}")
             return
         self.files += 1
-        self.order.setdefault(linted.name, len(self.order))
-        if linted.identity is not None:
+        if self.with_cluster:
+            self.order.setdefault(linted.name, len(self.order))
+        if self.to_files and linted.identity is not None:
             self.read.setdefault(linted.identity, linted.name)
         self.findings.extend(linted.result.findings)
         self.demands.extend(linted.result.demands)
@@ -207,7 +211,9 @@ def _lint(request: LintRequest, config: Config) -> LintResult:
     check_paths(request.paths)
     for output in request.outputs:
         check_writable(output.path)
-    run = _Run(_other_inputs(request, config))
+    run = _Run(_other_inputs(request, config),
+               to_files=any(o.path != STDOUT for o in request.outputs),
+               with_cluster=request.cluster is not None)
     run.rules = sum(1 for rule_id in registry() if options.enabled(rule_id))
     refuse_inputs((o.path for o in request.outputs), run.read)
     exclude = Exclude(config.exclude, config.base_dir, request.force_exclude)
