@@ -211,9 +211,7 @@ def _lint(request: LintRequest, config: Config) -> LintResult:
     check_paths(request.paths)
     for output in request.outputs:
         check_writable(output.path)
-    run = _Run(_other_inputs(request, config),
-               to_files=any(o.path != STDOUT for o in request.outputs),
-               with_cluster=request.cluster is not None)
+    run = _new_run(request, config)
     run.rules = sum(1 for rule_id in registry() if options.enabled(rule_id))
     refuse_inputs((o.path for o in request.outputs), run.read)
     exclude = Exclude(config.exclude, config.base_dir, request.force_exclude)
@@ -229,6 +227,12 @@ def _lint(request: LintRequest, config: Config) -> LintResult:
         _nothing_checked(request, run, exclude)
     stdout = _reports(request, run)
     return LintResult(stdout, run.messages, summary_line(run.summary), 1 if failed else 0)
+
+
+def _new_run(request: LintRequest, config: Config) -> _Run:
+    return _Run(_other_inputs(request, config),
+                to_files=any(o.path != STDOUT for o in request.outputs),
+                with_cluster=request.cluster is not None)
 
 
 def _nothing_checked(request: LintRequest, run: _Run, exclude: Exclude) -> None:
