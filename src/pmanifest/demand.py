@@ -4,9 +4,18 @@ a rollout adds.
 - GPUs a pod: the ``nvidia.com/gpu`` limit (else request) of each container, as the scheduler
   counts a pod: the app containers and sidecars (init containers with ``restartPolicy:
   Always``) together, or the largest other init container if that is more.
-- Pods at once: ``replicas`` (default 1) of a Deployment, ReplicaSet, ReplicationController or
-  StatefulSet; ``parallelism`` (default 1, and no more than ``completions``) of a Job or a
-  CronJob's Job; 1 for a Pod. DaemonSets run one pod a node and are left out.
+- Pods at once: what the table of workload kinds counts for the template
+  (:mod:`pmanifest.workload_kinds`, ``pods``): ``replicas`` (default 1) of a Deployment,
+  ReplicaSet, ReplicationController or StatefulSet; ``parallelism`` (default 1, and no more
+  than ``completions``) of a Job or a CronJob's Job; 1 for a Pod; a JobSet replicatedJob's
+  ``replicas`` x its Job's parallelism; a KubeRay worker group's ``replicas`` (default 0, kept
+  within ``minReplicas``..``maxReplicas``) x ``numOfHosts``, 1 head and 1 submitter; a
+  Kubeflow replica's ``replicas`` (default 1); a LeaderWorkerSet's ``replicas`` groups of
+  ``size`` pods, the leader among them; a Volcano task's ``replicas`` (default 0). An Argo
+  template's pods are not counted (when they run is the workflow's steps), only their size;
+  nor are kinds that only describe pods for others (TrainingRuntime, WorkflowTemplate,
+  PodTemplate) nor the overrides of a TrainJob (merged into a runtime the manifest does not
+  show). DaemonSets run one pod a node and are left out.
 - Pool: from the placement every rule shares: only preemptible nodes, only standard nodes, or
   either (not pinned: counted in neither pool's check).
 - Rollout (Deployments with the RollingUpdate strategy, the default): ``maxSurge`` pods are
@@ -22,11 +31,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from pmanifest.document import Path
-from pmanifest.workloads import JOB_SPEC_PATHS, Workload, get
+from pmanifest.podtemplates import resolve
+from pmanifest.workloads import Workload, get
 
 GPU = "nvidia.com/gpu"
 STANDARD, PREEMPTIBLE, EITHER = "standard", "preemptible", "either"
-_REPLICATED = ("Deployment", "ReplicaSet", "ReplicationController", "StatefulSet")
 _PERCENT = re.compile(r"([0-9]+)%\Z")
 _WHOLE = re.compile(r"[0-9]+\Z")
 
@@ -49,9 +58,10 @@ class Demand:
 
 
 def demand_of(workload: Workload, ref: Any = None, label: str | None = None) -> Demand | None:
-    """The demand of a workload that asks for GPUs, None otherwise (or for a DaemonSet)."""
-    if workload.kind == "DaemonSet" or not workload.builtin:
-        return None  # custom resources' pod counts (replicas of groups, tasks) are not read yet
+    """The demand of a workload that asks for GPUs, None otherwise (or for a DaemonSet, a
+    template for others to run, a TrainJob's override)."""
+    if workload.kind == "DaemonSet" or not workload.runs or workload.template.partial:
+        return None
     gpus, gpus_path = pod_gpus(workload)
     placement = workload.placement
     if gpus <= 0 or not (placement.preemptible or placement.standard):
@@ -60,12 +70,21 @@ def demand_of(workload: Workload, ref: Any = None, label: str | None = None) -> 
         PREEMPTIBLE if placement.preemptible else STANDARD)
     pods, pods_path = _pods(workload)
     surge, unavailable = _rollout(workload, pods)
-    doc = workload.doc
-    if label is None:
-        namespace = f"{doc.namespace}/" if doc.namespace else ""
-        label = f"{workload.kind} {namespace}{doc.name or '?'}"
-    return Demand(label, pool, gpus, pods, gpus_path, pods_path, surge, unavailable,
-                  ref if ref is not None else doc)
+    return Demand(label or _label(workload), pool, gpus, pods, gpus_path, pods_path, surge,
+                  unavailable, ref if ref is not None else workload.doc)
+
+
+def _label(workload: Workload) -> str:
+    """``Deployment ml/chat``, ``JobSet ml/pretrain replicatedJob 'workers'``."""
+    meta = get(workload.doc.data, (*workload.owner, "metadata"))
+    meta = meta if isinstance(meta, dict) else {}
+    name = meta.get("name") if isinstance(meta.get("name"), str) else "?"
+    namespace = meta.get("namespace")
+    namespace = f"{namespace}/" if isinstance(namespace, str) and namespace else ""
+    label = f"{workload.kind_title or workload.kind} {namespace}{name}"
+    if workload.part:
+        label += f" {workload.part}" + (f" {workload.name!r}" if workload.name else "")
+    return label
 
 
 def pod_gpus(workload: Workload) -> tuple[int, Path]:
@@ -107,25 +126,33 @@ def _whole(value: Any) -> int | None:
 
 
 def _pods(workload: Workload) -> tuple[int, Path]:
-    if workload.kind in _REPLICATED:
-        path: Path = ("spec", "replicas")
-        replicas = _whole(get(workload.doc.data, path))
-        return (1 if replicas is None else replicas), path
-    job = JOB_SPEC_PATHS.get(workload.kind)
-    if job is None:
+    """Pods at once, and where the first count is written (or would be)."""
+    template = workload.template
+    if not template.counted:
+        return 0, workload.pod_path
+    if not template.pods:
         return 1, workload.pod_path
-    parallelism = _whole(get(workload.doc.data, (*job, "parallelism")))
-    completions = _whole(get(workload.doc.data, (*job, "completions")))
-    pods = 1 if parallelism is None else parallelism
-    if completions is not None:
-        pods = min(pods, completions)
-    return pods, (*job, "parallelism")
+    data, start = workload.doc.data, len(workload.owner)
+    pods, first = 1, None
+    for count in template.pods:
+        path = resolve(count.path, workload.pod_path, start)
+        first = path if first is None else first
+        value = _whole(get(data, path))
+        value = count.default if value is None else value
+        for bound, keep in ((count.low, max), (count.high, min)):
+            limit = None if bound is None else _whole(get(data, resolve(bound, workload.pod_path,
+                                                                          start)))
+            if limit is not None:
+                value = keep(value, limit)
+        pods *= max(0, value - count.minus)
+    assert first is not None
+    return pods, first
 
 
 def _rollout(workload: Workload, replicas: int) -> tuple[int, int]:
     if workload.kind != "Deployment":
         return 0, 0
-    strategy = get(workload.doc.data, ("spec", "strategy"))
+    strategy = get(workload.doc.data, (*workload.owner, "spec", "strategy"))
     strategy = strategy if isinstance(strategy, dict) else {}
     if strategy.get("type", "RollingUpdate") != "RollingUpdate":
         return 0, 0

@@ -71,6 +71,18 @@ class Found:
     name_path: Path | None = None
     generic: bool = False  # found by shape in a kind the table does not know
     title: str = ""  # how messages name the kind ("Volcano Job"), or "" for the kind itself
+    runs: bool = True  # False: its kind is a template for others to run (a TrainingRuntime)
+
+    def resolve(self, pattern: str) -> Path:
+        """A path written with the template's wildcards (``spec.replicatedJobs[*].replicas``),
+        made concrete by the template's own match, from the document root."""
+        return resolve(pattern, self.pod_path, len(self.owner))
+
+    @property
+    def also_meta_path(self) -> Path | None:
+        """More metadata whose role label counts after the template's own (``meta_also``)."""
+        also = self.template.meta_also
+        return None if also is None else self.resolve(also)
 
     @property
     def meta_path(self) -> Path:
@@ -103,6 +115,16 @@ def parse(dotted: str) -> tuple[str, ...]:
     return tuple(out)
 
 
+def resolve(pattern: str, concrete: Path, start: int = 0) -> Path:
+    """``pattern``'s wildcards replaced by what ``concrete[start:]`` (a path the pattern's
+    template matched, its wildcards at the same places) has there; ``concrete[:start]`` (an
+    embedded object's path) comes first."""
+    out = list(concrete[:start])
+    for i, part in enumerate(parse(pattern)):
+        out.append(concrete[start + i] if part in (ANY_ITEM, ANY_KEY) else part)
+    return tuple(out)
+
+
 Match = tuple[Path, Any, Path | None]  # concrete path, value, path of the last wildcard match
 
 
@@ -124,13 +146,17 @@ def expand(data: Any, pattern: tuple[str, ...], path: Path = (),
 
 
 def _name(data: Any, last: Path | None, key: str) -> tuple[str | None, Path | None]:
-    """The name of what the last wildcard matched: a mapping key, or a list item's ``key``."""
+    """The name of what the last wildcard matched: a mapping key, or a list item's ``key``
+    (``targetJobs[*].name``: every target's, joined, at the first one)."""
     if not last:
         return None, None
     if isinstance(last[-1], str):
         return last[-1], last
-    name = get(data, (*last, key))
-    return (name, (*last, key)) if isinstance(name, str) else (None, None)
+    names = [(value, path) for path, value, _ in expand(get(data, last), parse(key), last)
+             if isinstance(value, str)]
+    if not names:
+        return None, None
+    return ", ".join(name for name, _ in names), names[0][1]
 
 
 def _applies(template: Template, data: Any, path: Path, value: Any) -> bool:
@@ -144,7 +170,7 @@ def _applies(template: Template, data: Any, path: Path, value: Any) -> bool:
     return template.if_absent is None or template.if_absent not in holder
 
 
-def find(data: Any, owner: Path = (), depth: int = 0) -> Iterator[Found]:
+def find(data: Any, owner: Path = (), depth: int = 0, runs: bool = True) -> Iterator[Found]:
     """The pod templates of the object ``data`` (found at ``owner`` in its document)."""
     if not isinstance(data, dict):
         return
@@ -156,15 +182,16 @@ def find(data: Any, owner: Path = (), depth: int = 0) -> Iterator[Found]:
         if not builtin_group(group):
             yield from _by_shape(data, owner, kind, group)
         return
-    yield from _from_table(entry, data, owner, kind, group)
+    runs = runs and entry.runs
+    yield from _from_table(entry, data, owner, kind, group, runs)
     if depth < MAX_EMBEDDING:
         for embedded in entry.embedded:
             for path, value, _ in expand(data, parse(embedded)):
-                yield from find(value, (*owner, *path), depth + 1)
+                yield from find(value, (*owner, *path), depth + 1, runs)
 
 
 def _from_table(entry: Kind, data: dict[str, Any], owner: Path, kind: str,
-                group: str) -> Iterator[Found]:
+                group: str, runs: bool) -> Iterator[Found]:
     for template in entry.templates:
         for path, value, last in expand(data, parse(template.path)):
             if _applies(template, data, path, value):
@@ -172,7 +199,7 @@ def _from_table(entry: Kind, data: dict[str, Any], owner: Path, kind: str,
                 yield Found((*owner, *path), value, template, kind, group, owner,
                             entry.set_role, name,
                             None if name_path is None else (*owner, *name_path),
-                            title=entry.title)
+                            title=entry.title, runs=runs)
 
 
 def _by_shape(data: dict[str, Any], owner: Path, kind: str, group: str) -> Iterator[Found]:

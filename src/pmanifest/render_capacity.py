@@ -1,11 +1,15 @@
 """``pmanifest render --cluster FILE``: do the rendered workloads fit the cluster?
 
-The rendered Deployments and Jobs go through the same demand and capacity model as ``lint
---cluster`` (``demand``, ``capacity``), and each shortfall points back at its spec workload:
+Every rendered object (Deployments and Jobs, a distributed worker's JobSet, RayJob or
+RayCluster, its rendezvous Deployment and Services) goes through the same demand and capacity
+model as ``lint --cluster`` (``demand``, ``capacity``), and each shortfall points back at the
+spec workload it was rendered for. Objects without GPUs (Services, the CPU-only rendezvous
+store, a Ray head) ask for no GPU capacity:
 
 - what cannot fit on standard capacity is refused like any spec error, one line and exit 2,
   nothing on stdout: a pod larger than a node (at its ``gpus``), serving and coordinators
-  that do not fit on the standard GPUs (at the workload's ``replicas``, else its ``gpus``), a
+  that do not fit on the standard GPUs (at the workload's ``replicas``, ``parallelism`` or
+  ``distributed.maxNodes``, else its ``gpus``), a
   rolling update with no room to surge (at its ``strategy``, else ``replicas``: a single
   serving replica surges by default);
 - preemptible shortfalls (more than the target, or than what a read says is allocated) are
@@ -36,23 +40,26 @@ _HINTS = {
 }
 
 
-def check_fit(spec: Spec, objects: list[dict[str, Any]], request: ClusterRequest,
-              profile: Profile) -> tuple[str, ...]:
+_PODS: tuple[Path, ...] = (("replicas",), ("parallelism",), ("distributed", "maxNodes"))
+_GPUS: Path = ("gpus",)
+
+
+def check_fit(spec: Spec, owned: list[tuple[WorkloadSpec, dict[str, Any]]],
+              request: ClusterRequest, profile: Profile) -> tuple[str, ...]:
     """Refuse (SpecError) what cannot fit on standard capacity; the preemptible shortfalls
     as warnings, ``spec.yaml:LINE:COL: warning: ...``."""
-    demands = _demands(spec, objects, profile)
-    found = shortfalls(demands, capacity_of(request))
+    found = shortfalls(_demands(spec, owned, profile), capacity_of(request))
     for shortfall in found:
         if shortfall.kind in _HINTS:
             workload: WorkloadSpec = shortfall.demand.ref
-            names = {POD_TOO_LARGE: ("gpus",), ROLLOUT: ("strategy", "replicas", "gpus")}.get(
-                shortfall.kind, ("replicas", "gpus"))
-            raise spec.error(_field(spec, workload, names),
+            fields = {POD_TOO_LARGE: (_GPUS,), ROLLOUT: (("strategy",), *_PODS, _GPUS)}.get(
+                shortfall.kind, (*_PODS, _GPUS))
+            raise spec.error(_field(spec, workload, fields),
                              f"{shortfall.message}; {_HINTS[shortfall.kind]}")
     warnings = []
     for shortfall in found:
         workload = shortfall.demand.ref
-        pos = spec.positions.value_at(_field(spec, workload, ("parallelism", "gpus")))
+        pos = spec.positions.value_at(_field(spec, workload, (*_PODS, _GPUS)))
         meta = lookup(RULES[shortfall.kind])
         tag = f"{meta.id}[{meta.slug}] " if meta is not None else ""
         warnings.append(f"{spec.file}:{pos.line}:{pos.column}: warning: {tag}"
@@ -60,23 +67,26 @@ def check_fit(spec: Spec, objects: list[dict[str, Any]], request: ClusterRequest
     return tuple(warnings)
 
 
-def _demands(spec: Spec, objects: list[dict[str, Any]], profile: Profile) -> list[Demand]:
-    by_name = {w.name: w for w in spec.workloads}
+def _demands(spec: Spec, owned: list[tuple[WorkloadSpec, dict[str, Any]]],
+             profile: Profile) -> list[Demand]:
+    """The GPU demand of every rendered object, each named by its spec workload (and the
+    part of the object, for a JobSet's, RayJob's or RayCluster's pod templates)."""
     found = []
-    for obj in objects:
-        if obj.get("kind") not in ("Deployment", "Job"):
-            continue
-        workload = by_name[obj["metadata"]["name"]]
+    for workload, obj in owned:
         for view in workloads_of(Document(spec.file, 0, obj, Positions()), profile):
-            demand = demand_of(view, workload, f"workload {workload.name}")
+            label = f"workload {workload.name}"
+            if view.part:
+                label += f" ({view.title})"
+            demand = demand_of(view, workload, label)
             if demand is not None:
                 found.append(demand)
     return found
 
 
-def _field(spec: Spec, workload: WorkloadSpec, names: tuple[str, ...]) -> Path:
-    for name in names:
-        path: Path = (*workload.path, name)
+def _field(spec: Spec, workload: WorkloadSpec, fields: tuple[Path, ...]) -> Path:
+    """The first of ``fields`` the workload writes, else the workload itself."""
+    for field in fields:
+        path: Path = (*workload.path, *field)
         if path in spec.positions.keys:
             return path
     return workload.path

@@ -13,6 +13,15 @@ matched (the item's ``name_key``, or the mapping key) names the template in mess
 Roles: ``worker``, ``coordinator``, ``serving``, ``daemon`` as such; ``set``: the role of the
 set (the ``pmanifest.io/role`` declared on the object, else the kind's ``set_role``);
 ``leader``: coordinator when the set's pods are workers, else the set's role.
+
+Pods at once (``pods``, read by :mod:`pmanifest.demand` for the capacity checks): the product
+of the template's counts, each a whole number at a path written with the template's own
+wildcards (``spec.replicatedJobs[*].replicas`` for the template of that replicatedJob), or its
+default when absent, kept within ``low``..``high`` and less ``minus``. No counts: one pod.
+A kind that only describes pods for others to run (``runs=False``: a TrainingRuntime, a
+WorkflowTemplate, a PodTemplate) asks for no capacity, nor does a template whose pods run
+when something the table does not follow calls them (``counted=False``: Argo's templates run
+as the workflow's steps reach them; only the size of one pod is checked).
 """
 
 from __future__ import annotations
@@ -52,6 +61,17 @@ SPARK_CONTAINERS = (("initContainers", True, True), ("sidecars", True, False))
 
 
 @dataclass(frozen=True)
+class Count:
+    """One factor of the pods a template runs at once (paths are patterns, see above)."""
+
+    path: str
+    default: int = 1
+    low: str | None = None  # e.g. a Ray group's minReplicas
+    high: str | None = None  # e.g. a Job's completions, a Ray group's maxReplicas
+    minus: int = 0  # a LeaderWorkerSet's size counts its leader
+
+
+@dataclass(frozen=True)
 class Template:
     path: str  # to the pod spec (or a pod-like mapping with the same placement fields)
     role: str
@@ -69,6 +89,10 @@ class Template:
     by_image: bool = False  # a database or queue image makes it a coordinator
     recovers: bool = False  # a framework runtime (Ray) replaces lost pods and resumes from its
     # own checkpoints: no SIGTERM handler is expected in the container (PM302)
+    pods: tuple[Count, ...] = ()  # pods at once: the product of these (none: one pod)
+    counted: bool = True  # False: when its pods run is not in the object (Argo's steps)
+    meta_also: str | None = None  # more metadata whose role label counts (a JobSet's Job
+    # template), after the template's own
 
 
 @dataclass(frozen=True)
@@ -79,12 +103,18 @@ class Kind:
     embedded: tuple[str, ...] = ()  # paths of whole objects inside it, read as objects
     set_role: str = WORKER  # the role of ``set`` templates when the object declares none
     title: str = ""  # how messages name the kind, when its name alone is ambiguous
+    runs: bool = True  # False: a template for others to run (it asks for no capacity)
 
 
 def _ray(prefix: str, workers: str) -> tuple[Template, ...]:
+    group = f"{prefix}workerGroupSpecs[*]."
+    # KubeRay keeps a group's replicas (default 0) within minReplicas..maxReplicas, and runs
+    # numOfHosts pods for each (multi-host groups)
+    pods = (Count(f"{group}replicas", 0, low=f"{group}minReplicas", high=f"{group}maxReplicas"),
+            Count(f"{group}numOfHosts"))
     return (Template(f"{prefix}headGroupSpec.template.spec", COORDINATOR, "head", recovers=True),
-            Template(f"{prefix}workerGroupSpecs[*].template.spec", workers, "worker group",
-                     name_key="groupName", recovers=True))
+            Template(f"{group}template.spec", workers, "worker group", name_key="groupName",
+                     recovers=True, pods=pods))
 
 
 def _submitter(prefix: str) -> Template:
@@ -93,64 +123,90 @@ def _submitter(prefix: str) -> Template:
 
 
 def _replicas(field: str) -> Template:
-    return Template(f"spec.{field}.*.template.spec", WORKER, "replica", named=True)
+    return Template(f"spec.{field}.*.template.spec", WORKER, "replica", named=True,
+                    pods=(Count(f"spec.{field}.*.replicas"),))
+
+
+def _job(spec: str) -> tuple[Count, ...]:
+    """A batch/v1 Job's pods at once: parallelism (default 1), no more than completions."""
+    return (Count(f"{spec}parallelism", high=f"{spec}completions"),)
 
 
 def _jobset(prefix: str, partial: bool = False) -> Template:
-    return Template(f"{prefix}replicatedJobs[*].template.spec.template.spec", WORKER,
-                    "replicatedJob", named=True, job=not partial,
-                    set=None if partial else prefix.rstrip("."), partial=partial)
+    job = f"{prefix}replicatedJobs[*]."
+    return Template(f"{job}template.spec.template.spec", WORKER, "replicatedJob", named=True,
+                    job=not partial, set=None if partial else prefix.rstrip("."),
+                    partial=partial, meta_also=f"{job}template.metadata",
+                    pods=(Count(f"{job}replicas"), *_job(f"{job}template.spec.")))
+
+
+def _override(field: str, pod: str, meta: str = "sibling") -> Template:
+    # a TrainJob's override (v2.0 podSpecOverrides, v2.1 podTemplateOverrides) of the
+    # runtime's replicatedJobs named in targetJobs
+    return Template(f"spec.{field}[*]{pod}", WORKER, field[:-1], named=True,
+                    name_key="targetJobs[*].name", meta=meta, partial=True)
 
 
 def _lws(prefix: str) -> tuple[Template, ...]:
     base = f"{prefix}leaderWorkerTemplate."
-    return (Template(f"{base}leaderTemplate.spec", LEADER, "leader"),
-            Template(f"{base}workerTemplate.spec", SET, "workers", if_present="leaderTemplate"),
+    groups = Count(f"{prefix}replicas")  # groups of `size` pods, the leader among them
+    return (Template(f"{base}leaderTemplate.spec", LEADER, "leader", pods=(groups,)),
+            Template(f"{base}workerTemplate.spec", SET, "workers", if_present="leaderTemplate",
+                     pods=(groups, Count(f"{base}size", minus=1))),
             Template(f"{base}workerTemplate.spec", LEADER, "leader and workers",
-                     if_absent="leaderTemplate"))
+                     if_absent="leaderTemplate", pods=(groups, Count(f"{base}size"))))
 
 
 def _tasks(prefix: str) -> Template:
     return Template(f"{prefix}tasks[*].template.spec", WORKER, "task", named=True,
-                    set=prefix.rstrip("."))
+                    set=prefix.rstrip("."), pods=(Count(f"{prefix}tasks[*].replicas", 0),))
 
 
 def _argo(prefix: str) -> Template:
     return Template(f"{prefix}templates[*]", WORKER, "template", meta="child",
-                    containers=ARGO_CONTAINERS, requires=("container", "script"))
+                    containers=ARGO_CONTAINERS, requires=("container", "script"),
+                    counted=False)
 
 
 def _spark(prefix: str) -> tuple[Template, ...]:
-    return tuple(Template(f"{prefix}{part}", role, part, meta="self",
-                          containers=SPARK_CONTAINERS)
-                 for part, role in (("driver", COORDINATOR), ("executor", WORKER)))
+    return (Template(f"{prefix}driver", COORDINATOR, "driver", meta="self",
+                     containers=SPARK_CONTAINERS),
+            Template(f"{prefix}executor", WORKER, "executor", meta="self",
+                     containers=SPARK_CONTAINERS, pods=(Count(f"{prefix}executor.instances"),)))
 
 
-_SERVING = Template("spec.template.spec", SERVING, by_image=True)
+_REPLICATED = (Count("spec.replicas"),)
+_SERVING = Template("spec.template.spec", SERVING, by_image=True, pods=_REPLICATED)
 KINDS: tuple[Kind, ...] = (
     # built-in kinds
     Kind(BUILTIN, "Pod", (Template("spec", WORKER),)),
-    Kind(BUILTIN, "Job", (Template("spec.template.spec", WORKER, job=True),)),
-    Kind(BUILTIN, "CronJob", (Template("spec.jobTemplate.spec.template.spec", WORKER, job=True),)),
+    Kind(BUILTIN, "Job", (Template("spec.template.spec", WORKER, job=True, pods=_job("spec.")),)),
+    Kind(BUILTIN, "CronJob", (Template("spec.jobTemplate.spec.template.spec", WORKER, job=True,
+                                       pods=_job("spec.jobTemplate.spec.")),)),
     Kind(BUILTIN, "Deployment", (_SERVING,)),
     Kind(BUILTIN, "ReplicaSet", (_SERVING,)),
     Kind(BUILTIN, "ReplicationController", (_SERVING,)),
-    Kind(BUILTIN, "StatefulSet", (Template("spec.template.spec", COORDINATOR),)),
+    Kind(BUILTIN, "StatefulSet", (Template("spec.template.spec", COORDINATOR, pods=_REPLICATED),)),
     Kind(BUILTIN, "DaemonSet", (Template("spec.template.spec", DAEMON_ROLE),)),
-    Kind(BUILTIN, "PodTemplate", (Template("template.spec", WORKER),)),
+    Kind(BUILTIN, "PodTemplate", (Template("template.spec", WORKER),), runs=False),
     # KubeRay: the head holds the GCS; RayService workers host Serve replicas
     Kind("ray.io", "RayCluster", _ray("spec.", WORKER)),
     Kind("ray.io", "RayJob", (*_ray("spec.rayClusterSpec.", WORKER), _submitter("spec."))),
     Kind("ray.io", "RayService", _ray("spec.rayClusterConfig.", SERVING)),
     Kind("ray.io", "RayCronJob", (*_ray("spec.jobTemplate.rayClusterSpec.", WORKER),
                                   _submitter("spec.jobTemplate."))),
-    # JobSet and the Kubeflow trainer's runtimes (a JobSet template) and TrainJob patches
+    # JobSet and the Kubeflow trainer's runtimes (a JobSet template) and TrainJob overrides:
+    # v2.0 podSpecOverrides, v2.1 podTemplateOverrides, v2.2 runtimePatches
     Kind("jobset.x-k8s.io", "JobSet", (_jobset("spec."),)),
-    Kind("trainer.kubeflow.org", "TrainingRuntime", (_jobset("spec.template.spec."),)),
-    Kind("trainer.kubeflow.org", "ClusterTrainingRuntime", (_jobset("spec.template.spec."),)),
+    Kind("trainer.kubeflow.org", "TrainingRuntime", (_jobset("spec.template.spec."),),
+         runs=False),
+    Kind("trainer.kubeflow.org", "ClusterTrainingRuntime", (_jobset("spec.template.spec."),),
+         runs=False),
     Kind("trainer.kubeflow.org", "TrainJob",
-         (_jobset("spec.runtimePatches[*].trainingRuntimeSpec.template.spec.", partial=True),)),
-    # Kubeflow training operator v1 and the MPI operator
+         (_jobset("spec.runtimePatches[*].trainingRuntimeSpec.template.spec.", partial=True),
+          _override("podSpecOverrides", "", meta="self"),
+          _override("podTemplateOverrides", ".spec"))),
+    # Kubeflow training operator v1 and the MPI operator (replicas default to 1)
     Kind("kubeflow.org", "PyTorchJob", (_replicas("pytorchReplicaSpecs"),)),
     Kind("kubeflow.org", "MPIJob", (_replicas("mpiReplicaSpecs"),)),
     Kind("kubeflow.org", "TFJob", (_replicas("tfReplicaSpecs"),)),
@@ -162,15 +218,16 @@ KINDS: tuple[Kind, ...] = (
     Kind("leaderworkerset.x-k8s.io", "LeaderWorkerSet", _lws("spec."), set_role=SERVING),
     Kind("disaggregatedset.x-k8s.io", "DisaggregatedSet", _lws("spec.roles[*].spec."),
          set_role=SERVING),
-    # Volcano
+    # Volcano (a task's replicas have no default: 0)
     Kind("batch.volcano.sh", "Job", (_tasks("spec."),), title="Volcano Job"),
     Kind("batch.volcano.sh", "CronJob", (_tasks("spec.jobTemplate.spec."),),
          title="Volcano CronJob"),
-    Kind("flow.volcano.sh", "JobTemplate", (_tasks("spec."),), title="Volcano JobTemplate"),
+    Kind("flow.volcano.sh", "JobTemplate", (_tasks("spec."),), title="Volcano JobTemplate",
+         runs=False),
     # Argo Workflows: each container or script template is a pod
     Kind("argoproj.io", "Workflow", (_argo("spec."),)),
-    Kind("argoproj.io", "WorkflowTemplate", (_argo("spec."),)),
-    Kind("argoproj.io", "ClusterWorkflowTemplate", (_argo("spec."),)),
+    Kind("argoproj.io", "WorkflowTemplate", (_argo("spec."),), runs=False),
+    Kind("argoproj.io", "ClusterWorkflowTemplate", (_argo("spec."),), runs=False),
     Kind("argoproj.io", "CronWorkflow", (_argo("spec.workflowSpec."),)),
     # Kueue AppWrapper: whole objects as components
     Kind("workload.codeflare.dev", "AppWrapper", embedded=("spec.components[*].template",)),
@@ -179,9 +236,10 @@ KINDS: tuple[Kind, ...] = (
     Kind("sparkoperator.k8s.io", "ScheduledSparkApplication", _spark("spec.template.")),
     Kind("agents.x-k8s.io", "Sandbox", (Template("spec.podTemplate.spec", SERVING),)),
     Kind("extensions.agents.x-k8s.io", "SandboxTemplate",
-         (Template("spec.podTemplate.spec", SERVING),)),
+         (Template("spec.podTemplate.spec", SERVING),), runs=False),
     Kind("elasticsearch.k8s.elastic.co", "Elasticsearch",
-         (Template("spec.nodeSets[*].podTemplate.spec", COORDINATOR, "node set"),)),
+         (Template("spec.nodeSets[*].podTemplate.spec", COORDINATOR, "node set",
+                   pods=(Count("spec.nodeSets[*].count"),)),)),
     Kind("kaito.sh", "Workspace", (Template("inference.template.spec", SERVING, "inference"),)),
 )
 BY_KIND: dict[tuple[str, str], Kind] = {(k.group, k.kind): k for k in KINDS}

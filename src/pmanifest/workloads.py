@@ -7,7 +7,9 @@ rules need to know of each.
 
 A template's role, first found wins:
 
-1. ``pmanifest.io/role`` (a label or an annotation) on the template's own metadata;
+1. ``pmanifest.io/role`` (a label or an annotation) on the template's own metadata, then on
+   the metadata of what holds it where the table names one (a JobSet replicatedJob's Job
+   template: ``replicatedJobs[].template.metadata``);
 2. for a LeaderWorkerSet leader: coordinator when the set's pods are workers, else the set's
    role (the role declared on the object, else the kind's);
 3. ``pmanifest.io/role`` on the object, else the config's ``roles:`` entry for the kind;
@@ -25,7 +27,7 @@ from typing import Any
 from pmanifest.contract import ROLE_LABEL, ROLES
 from pmanifest.document import Document, Path
 from pmanifest.placement import Placement, placement_of
-from pmanifest.podtemplates import Found, find, get, group_of, known, mapping, sequence
+from pmanifest.podtemplates import GENERIC, Found, find, get, group_of, known, mapping, sequence
 from pmanifest.profile import Profile
 from pmanifest.workload_kinds import (
     COORDINATOR,
@@ -33,6 +35,7 @@ from pmanifest.workload_kinds import (
     POD_CONTAINERS,
     SET,
     WORKER,
+    Template,
     builtin_group,
     coordinator_name,
     stateful_image,
@@ -81,6 +84,8 @@ class Workload:
     recovers: bool = False  # its framework (Ray) replaces lost pods and resumes on its own
     kind_title: str = ""  # how messages name the kind when ``kind`` alone is ambiguous
     owner: Path = ()  # the object holding the template: () or an embedded object's path
+    template: Template = GENERIC  # the table's entry (its pod counts, for the capacity checks)
+    runs: bool = True  # False: its kind is a template for others to run (a TrainingRuntime)
 
     @property
     def is_job(self) -> bool:
@@ -157,6 +162,9 @@ def role_of(data: Any, found: Found, roles: Roles = ()) -> tuple[str, bool]:
     """(role, whether it was declared: a label or annotation, or the config) of a template.
     The config's role for the kind counts as declared on the object."""
     own = _declared(data, found.meta_path)
+    also = found.also_meta_path
+    if own is None and also is not None:
+        own = _declared(data, also)
     if own is not None:
         return own, True
     template = found.template
@@ -207,6 +215,8 @@ def workloads_of(doc: Document, profile: Profile, roles: Roles = ()) -> tuple[Wo
             recovers=found.template.recovers,
             kind_title=found.title,
             owner=found.owner,
+            template=found.template,
+            runs=found.runs,
         ))
     return tuple(out)
 
@@ -223,6 +233,8 @@ def annotation_paths(doc: Document) -> tuple[Path, ...]:
     for found in find(doc.data):
         paths[(*found.owner, "metadata")] = None
         paths[found.meta_path] = None
+        if found.also_meta_path is not None:
+            paths[found.also_meta_path] = None
     return tuple(paths)
 
 

@@ -151,3 +151,95 @@ def test_a_bad_cluster_file_names_it(runner: CliRunner) -> None:
     code, out, err = render(runner, SERVING.format(gpus=1, replicas=1))
     assert (code, out) == (2, "")
     assert err.startswith("cluster.json:2:1: did not find expected node content")
+
+
+# --- every example, every distributed output ------------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE_REQUEST = "examples/cluster/create-request.json"  # 8 standard, 8 preemptible GPUs
+_TARGET = (f"and {EXAMPLE_REQUEST} has a preemptible target of 8 GPUs (1 node of 8): some stay "
+           "Pending\n")
+
+
+def _over_target(at: str, who: str, pods: int) -> str:
+    return (f"{at}: warning: PM513[preemptible-demand-over-target] {who}: the pods pinned to "
+            f"preemptible nodes need {pods * 8} GPUs ({pods} x 8 GPUs a pod) at once, {_TARGET}")
+
+
+# (example, --distributed-output or None, exit code, stderr): each distributed example with
+# every output its framework makes; objects without GPUs (the rendezvous Deployment and its
+# Services, a Ray head, CPU-only Ray workers) ask for no GPU capacity
+EVERY_EXAMPLE = [
+    ("distributed-jobset.yaml", "job", 0,
+     _over_target("examples/distributed-jobset.yaml:22:17", "workload pretrain", 8)),
+    ("distributed-jobset.yaml", "jobset", 0,
+     _over_target("examples/distributed-jobset.yaml:22:17",
+                  "workload pretrain (JobSet replicatedJob 'workers')", 8)),
+    ("distributed-ray.yaml", "rayjob", 0,
+     _over_target("examples/distributed-ray.yaml:22:17",
+                  "workload finetune-ray (RayJob worker group 'workers')", 4)),
+    ("distributed-ray.yaml", "raycluster", 0,
+     _over_target("examples/distributed-ray.yaml:22:17",
+                  "workload finetune-ray (RayCluster worker group 'workers')", 4)),
+    ("distributed-raycluster.yaml", "rayjob", 0, ""),
+    ("distributed-raycluster.yaml", "raycluster", 0, ""),
+    ("distributed-torchrun.yaml", "job", 0,
+     _over_target("examples/distributed-torchrun.yaml:21:17", "workload trainer", 4)),
+    ("distributed-torchrun.yaml", "jobset", 0,
+     _over_target("examples/distributed-torchrun.yaml:21:17",
+                  "workload trainer (JobSet replicatedJob 'workers')", 4)),
+    ("eval-sweep-prestop.yaml", None, 0, ""),
+    ("finetune-sigterm.yaml", None, 0, ""),
+    ("serving-vllm.yaml", None, 2,
+     "examples/serving-vllm.yaml:28:15: workload llama-70b: the pods kept off preemptible nodes "
+     "need 24 GPUs (3 x 8 GPUs a pod) and do not all fit on the 8 standard GPUs (1 node of 8) of "
+     f"{EXAMPLE_REQUEST}; raise num_gpus in the cluster request, or lower replicas or gpus\n"),
+    ("serving.yaml", None, 0, ""),
+]
+
+
+def test_every_example_is_in_the_table() -> None:
+    assert sorted({e for e, *_ in EVERY_EXAMPLE}) == sorted(
+        p.name for p in (ROOT / "examples").glob("*.yaml"))
+
+
+@pytest.mark.parametrize(("example", "output", "code", "err"), EVERY_EXAMPLE)
+def test_every_example_against_the_example_request(monkeypatch: pytest.MonkeyPatch,
+                                                   example: str, output: str | None,
+                                                   code: int, err: str) -> None:
+    """Exit code and stderr exactly; stdout is the plain render's, or nothing when refused."""
+    monkeypatch.chdir(ROOT)
+    runner = CliRunner()
+    args = ["render", "-f", f"examples/{example}",
+            *(["--distributed-output", output] if output else [])]
+    plain = runner.invoke(main, args)
+    assert plain.exit_code == 0, plain.stderr
+    result = runner.invoke(main, [*args, "--cluster", EXAMPLE_REQUEST])
+    assert (result.exit_code, result.stderr) == (code, plain.stderr + err)
+    assert result.stdout == (plain.stdout if code == 0 else "")
+
+
+@pytest.mark.parametrize(("example", "output"), [(e, o) for e, o, *_ in EVERY_EXAMPLE])
+def test_every_example_fits_a_large_cluster(runner: CliRunner, example: str,
+                                            output: str | None) -> None:
+    Path("cluster.json").write_text(json.dumps({**CREATE, "num_gpus": 64,
+                                                "num_preemptible_gpus": 64}))
+    args = ["render", "-f", str(ROOT / "examples" / example),
+            *(["--distributed-output", output] if output else [])]
+    plain = runner.invoke(main, args)
+    result = runner.invoke(main, [*args, "--cluster", "cluster.json"])
+    assert (result.exit_code, result.stdout, result.stderr) == (0, plain.stdout, plain.stderr)
+
+
+def test_a_jobset_worker_on_too_few_standard_gpus_is_refused_at_max_nodes(
+        runner: CliRunner) -> None:
+    """A distributed worker on standard compute: its JobSet's worker Job is standard demand."""
+    spec = (ROOT / "examples" / "distributed-jobset.yaml").read_text().replace(
+        "    distributed:\n", "    compute: standard\n    distributed:\n")
+    code, out, err = render(runner, spec)
+    assert (code, out) == (2, "")
+    assert err == (
+        "spec.yaml:23:17: workload pretrain (JobSet replicatedJob 'workers'): the pods kept off "
+        "preemptible nodes need 64 GPUs (8 x 8 GPUs a pod) and do not all fit on the 16 standard "
+        "GPUs (2 nodes of 8) of cluster.json; raise num_gpus in the cluster request, or lower "
+        "replicas or gpus\n")

@@ -9,7 +9,8 @@ A case file ``cases/<anything>.yaml`` looks like::
           apiVersion: batch/v1
           ...
         findings: ["12:7 grace-period-over-limit"]   # "line:col slug", in order
-        all_rules: false   # ...unless true: then every finding is compared
+        rules: [PM101, PM103]   # ...or those of these rules (also at the top)...
+        all_rules: false   # ...or, when true, every finding (a new rule changes these cases)
         kubernetesVersion: "1.31"   # optional
         profile: together           # optional
         cluster: |                  # whole-input rules: the cluster request (also at the top)
@@ -46,8 +47,9 @@ def _cases() -> list[Any]:
     params = []
     for stem, data in _case_files():
         for case in data["cases"]:
-            if "cluster" in data:
-                case = {"cluster": data["cluster"], **case}
+            for shared in ("cluster", "rules"):
+                if shared in data:
+                    case = {shared: data[shared], **case}
             params.append(pytest.param(data["rule"], case, id=f"{stem}: {case['name']}"))
     return params
 
@@ -60,10 +62,15 @@ def run_case(rule_name: str, case: dict[str, Any]) -> list[str]:
         profile_name=case.get("profile", "together"),
     )
     findings = findings_of(rule, case["manifest"], "case.yaml", options, case.get("cluster", ""))
+    selected = {rule.meta.id}
+    for name in case.get("rules", ()):
+        other = lookup(name)
+        assert other is not None, f"unknown rule {name}"
+        selected.add(other.meta.id)
     return [
         f"{f.line}:{f.column} {f.slug}"
         for f in findings
-        if case.get("all_rules") or f.rule == rule.meta.id
+        if case.get("all_rules") or f.rule in selected
     ]
 
 

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from pmanifest.cluster_request import ClusterRequest
 
 __all__ = ["RenderOptions", "Rendered", "Yaml", "dump_yaml", "quote", "read_spec",
-           "render_objects", "render_spec", "render_text", "to_yaml"]
+           "render_objects", "render_owned", "render_spec", "render_text", "to_yaml"]
 
 KIND_ORDER = ("Service", "PodDisruptionBudget", "Deployment", "Job", "JobSet", "RayCluster",
               "RayJob")
@@ -87,12 +87,13 @@ def render_spec(text: str, file: str, options: RenderOptions | None = None,
     _check_job_support(spec, version)
     check_runtime_support(spec, version)
     env = _environment(options.templates_dir)
-    objects = render_objects(spec, version, env, profile)
+    owned = render_owned(spec, version, env, profile)
+    objects = [obj for _, obj in owned]
     fit: tuple[str, ...] = ()
     if options.cluster is not None:  # refuses what cannot fit; preemptible shortfalls warn
         from pmanifest.render_capacity import check_fit
 
-        fit = check_fit(spec, objects, options.cluster, profile)
+        fit = check_fit(spec, owned, options.cluster, profile)
     as_yaml = dump_yaml(objects)
     warnings = (*lint_warnings(as_yaml, spec, version, profile), *fit) if warn else ()
     if options.output == "json":
@@ -102,13 +103,20 @@ def render_spec(text: str, file: str, options: RenderOptions | None = None,
 
 
 def render_objects(spec: Spec, version: str, env: Any, profile: Profile) -> list[dict[str, Any]]:
+    return [obj for _, obj in render_owned(spec, version, env, profile)]
+
+
+def render_owned(spec: Spec, version: str, env: Any,
+                 profile: Profile) -> list[tuple[WorkloadSpec, dict[str, Any]]]:
+    """Every object in output order, with the spec workload it was rendered for (a
+    distributed worker's rendezvous Deployment and Services too)."""
     import time
 
     from pmanifest.render.sandbox import RENDER_SECONDS
 
     deadline = time.monotonic() + RENDER_SECONDS  # one time budget for the whole render
     wrapper = _wrapper_text(env)
-    rendered: list[tuple[int, int, dict[str, Any]]] = []
+    rendered: list[tuple[int, int, WorkloadSpec, dict[str, Any]]] = []
     for n, workload in enumerate(spec.workloads):
         if workload.distributed is not None:
             parts = distributed_objects(workload, spec, version, profile, wrapper)
@@ -117,9 +125,9 @@ def render_objects(spec: Spec, version: str, env: Any, profile: Profile) -> list
             parts = [(kind, TEMPLATES[kind], context) for kind in _kinds(workload)]
         for kind, template, context in parts:
             obj = _render_one(env, template, context, version, deadline)
-            rendered.append((KIND_ORDER.index(kind), n, obj))
+            rendered.append((KIND_ORDER.index(kind), n, workload, obj))
     rendered.sort(key=lambda item: (item[0], item[1]))  # stable: a workload's own order stays
-    return [obj for _, _, obj in rendered]
+    return [(workload, obj) for _, _, workload, obj in rendered]
 
 
 def _kinds(w: WorkloadSpec) -> list[str]:
