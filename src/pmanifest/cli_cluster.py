@@ -69,8 +69,9 @@ def cluster_check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tup
               help="Preemptible nodes the job spans: losing any one interrupts it "
                    "[default: the spec's distributed.maxNodes, else 1].")
 @click.option("--profile", default=None,
-              help="Provider profile whose drain window the checkpoint must fit "
-                   "[default: the spec's cluster.profile, else together].")
+              help="Provider profile whose grace period cap, less the supervisor's margin, a "
+                   "checkpoint at the notice must fit [default: the spec's cluster.profile, "
+                   "else together].")
 @click.option("--since", default=None, metavar="TIME",
               help="Start of the observation window (RFC 3339) [default: the first event].")
 @click.option("--until", default=None, metavar="TIME",

@@ -51,7 +51,8 @@ def run_events(request: EventsRequest) -> str:
     checkpoint = (request.checkpoint_seconds or (taken.checkpoint if taken else None)
                   or SEED_CHECKPOINT_SECONDS)
     nodes = request.nodes or (taken.nodes if taken else 1)
-    sized = sizing(found, checkpoint, nodes, profile, taken.origin(request) if taken else None)
+    sized = sizing(found, checkpoint, nodes, profile, taken.origin(request) if taken else None,
+                   taken.grace if taken else None, taken.margin if taken else None)
     report = json_text(found, sized) if request.output_format == "json" else text(found, sized)
     if request.plot is not None:
         from pmanifest.timeline_svg import svg
@@ -88,6 +89,8 @@ class FromSpec:
     nodes: int
     nodes_from: str | None  # the field that gave nodes, None for a one-pod-per-run worker
     profile: str
+    grace: int | None = None  # its checkpoint's gracePeriodSeconds and marginSeconds (None:
+    margin: int | None = None  # no checkpoint, the profile's cap and the default margin)
 
     def origin(self, request: EventsRequest) -> str:
         """What the report says the figures are, naming the flags that overrode the spec."""
@@ -119,8 +122,11 @@ def _from_spec(path: str, name: str | None, profile: str | None) -> FromSpec:
         nodes, nodes_from = w.distributed.max_nodes, "distributed.maxNodes"
     else:
         nodes, nodes_from = 1, None
+    ckpt = w.checkpoint
     return FromSpec(file, w.name, None if expected is None else float(expected), nodes,
-                    nodes_from, spec.profile.name)
+                    nodes_from, spec.profile.name,
+                    None if ckpt is None else ckpt.grace_period_seconds,
+                    None if ckpt is None else ckpt.margin_seconds)
 
 
 def _worker(workloads: tuple[WorkloadSpec, ...], name: str | None, file: str) -> WorkloadSpec:

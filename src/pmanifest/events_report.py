@@ -111,12 +111,13 @@ def _sizing(s: Sizing) -> list[str]:
              f"{plural(s.nodes, 'preemptible node')}, profile {s.profile}"]
     if s.origin is not None:
         lines.append(f"  from {s.origin}")
+    budget = _budget(s)
     if s.fits_drain_window:
-        lines.append(f"  drain window: fits ({cost} of {s.drain_window} s); a checkpoint at the "
-                     "notice keeps the work")
+        lines.append(f"  drain window: fits ({cost} of {budget}); a checkpoint at the notice "
+                     "keeps the work")
     else:
-        lines.append(f"  drain window: does NOT fit ({cost} > {s.drain_window} s); a preemption "
-                     "loses the work since the last periodic checkpoint")
+        lines.append(f"  drain window: does NOT fit ({cost} > {budget}); a preemption loses the "
+                     "work since the last periodic checkpoint")
     if s.job_mean is None or s.interval is None or s.lost is None:
         lines.append("  periodic checkpoint: needs a mean time between preemptions")
         return lines
@@ -136,6 +137,15 @@ def _sizing(s: Sizing) -> list[str]:
         lines.append("  (periodic checkpoints bound the loss when a checkpoint at the notice "
                      "fails)")
     return lines
+
+
+def _budget(s: Sizing) -> str:
+    """``290 s: grace period cap 300 s - supervisor margin 10 s``: what render allows a
+    checkpoint at the notice (expectedSeconds + marginSeconds <= gracePeriodSeconds)."""
+    if s.spec_grace is None:
+        return f"{s.budget} s: grace period cap {s.grace} s - supervisor margin {s.margin} s"
+    # the spec was read under the same profile: its grace period is within the cap
+    return f"{s.budget} s: gracePeriodSeconds {s.grace} - marginSeconds {s.margin}"
 
 
 # --- JSON ------------------------------------------------------------------------------------
@@ -173,7 +183,8 @@ def _node_json(n: NodeHistory) -> dict[str, Any]:
 def _sizing_json(s: Sizing) -> dict[str, Any]:
     return {"checkpointSeconds": _seconds(s.checkpoint), "nodes": s.nodes,
             "profile": s.profile, "drainWindowSeconds": s.drain_window,
-            "fitsDrainWindow": s.fits_drain_window,
+            "gracePeriodSeconds": s.grace, "marginSeconds": s.margin,
+            "checkpointBudgetSeconds": s.budget, "fitsDrainWindow": s.fits_drain_window,
             "jobMeanSecondsBetweenInterruptions": _seconds(s.job_mean),
             "intervalSeconds": _seconds(s.interval),
             "lostFraction": None if s.lost is None else round(s.lost, 6),

@@ -17,7 +17,7 @@ confidence, the "rule of three"), and the sizing says "at least" / "at most".
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from pmanifest.checkpoint_math import job_mean_time, lost_fraction, young_interval
@@ -30,6 +30,7 @@ from pmanifest.cluster_events import (
     EventSource,
     NodeEvent,
 )
+from pmanifest.contract import SUPERVISOR_MARGIN_SECONDS
 from pmanifest.gpu_nodes import gpus_per_node
 from pmanifest.profile import Profile
 
@@ -90,12 +91,22 @@ class Sizing:
     nodes: int
     profile: str
     drain_window: int
-    fits_drain_window: bool
+    fits_drain_window: bool  # the checkpoint fits the grace period less the margin
     job_mean: float | None
     interval: float | None
     lost: float | None
     basis: str | None
     origin: str | None = None  # where the checkpoint and node figures came from (--spec)
+    grace: int = 0  # the grace period a checkpoint at the notice runs in
+    margin: int = SUPERVISOR_MARGIN_SECONDS  # the supervisor stops everything this much earlier
+    spec_grace: int | None = None  # the spec's gracePeriodSeconds (None: the profile's cap
+    # and the supervisor's default margin)
+
+    @property
+    def budget(self) -> int:
+        """Seconds a checkpoint at the notice has: render's expectedSeconds + marginSeconds
+        <= gracePeriodSeconds, the grace period never above the profile's cap."""
+        return max(0, self.grace - self.margin)
 
 
 def history(sources: Sequence[EventSource], profile: Profile,
@@ -119,15 +130,23 @@ def history(sources: Sequence[EventSource], profile: Profile,
 
 
 def sizing(found: History, checkpoint: float, nodes: int, profile: Profile,
-           origin: str | None = None) -> Sizing:
-    fits = checkpoint <= profile.drain_window_seconds
+           origin: str | None = None, grace: int | None = None,
+           margin: int | None = None) -> Sizing:
+    """``grace``/``margin``: a spec's checkpoint.gracePeriodSeconds and marginSeconds (None:
+    the profile's grace period cap and the supervisor's default margin, as render gives)."""
+    cap = profile.grace_period_cap
+    spec = grace
+    grace = cap if grace is None else min(grace, cap)
+    margin = SUPERVISOR_MARGIN_SECONDS if margin is None else margin
+    fits = checkpoint <= max(0, grace - margin)
+    base = Sizing(checkpoint, nodes, profile.name, profile.drain_window_seconds, fits, None,
+                  None, None, None, origin, grace, margin, spec)
     if found.mean_per_node is None:
-        return Sizing(checkpoint, nodes, profile.name, profile.drain_window_seconds, fits,
-                      None, None, None, None, origin)
+        return base
     job = job_mean_time(found.mean_per_node, nodes)
     interval = young_interval(checkpoint, job)
-    return Sizing(checkpoint, nodes, profile.name, profile.drain_window_seconds, fits, job,
-                  interval, lost_fraction(interval, checkpoint, job), found.basis, origin)
+    return replace(base, job_mean=job, interval=interval,
+                   lost=lost_fraction(interval, checkpoint, job), basis=found.basis)
 
 
 def plural(n: int, word: str) -> str:

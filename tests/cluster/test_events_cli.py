@@ -33,7 +33,8 @@ preemptions: 4 on 4 nodes; 289.7 preemptible node-hours observed
 mean time between preemptions per node: 72.4 h
 
 checkpoint sizing: a 90 s checkpoint, a job on 4 preemptible nodes, profile together
-  drain window: fits (90 s of 300 s); a checkpoint at the notice keeps the work
+  drain window: fits (90 s of 290 s: grace period cap 300 s - supervisor margin 10 s); a \
+checkpoint at the notice keeps the work
   mean time between interruptions of the job: 18.1 h (per node / 4)
   periodic checkpoint: every 57 min (Young/Daly: sqrt(2 x 90 s x 18.1 h))
   expected GPU time lost: 5.2 % (checkpoints and work done again; restart time not counted)
@@ -150,7 +151,8 @@ preemptions: 0 on 0 nodes; 0.0 preemptible node-hours observed
 mean time between preemptions per node: cannot be estimated (see notes)
 
 checkpoint sizing: a 90 s checkpoint, a job on 1 preemptible node, profile together
-  drain window: fits (90 s of 300 s); a checkpoint at the notice keeps the work
+  drain window: fits (90 s of 290 s: grace period cap 300 s - supervisor margin 10 s); a \
+checkpoint at the notice keeps the work
   periodic checkpoint: needs a mean time between preemptions
 
 notes:
@@ -337,12 +339,60 @@ def test_named_fields_and_unix_seconds(runner: CliRunner, tmp_path: Path) -> Non
     assert payload["meanSecondsBetweenPreemptionsPerNode"] == 3600.5
 
 
-def test_checkpoint_that_does_not_fit_the_drain_window(in_repo: CliRunner) -> None:
-    result = events(in_repo, READ, "--checkpoint-seconds", "400")
-    assert ("  drain window: does NOT fit (400 s > 300 s); a preemption loses the work since "
-            "the last periodic checkpoint\n") in result.stdout
+def _drain_line(result: Result) -> str:
+    assert result.exit_code == 0, result.stderr
+    return next(line for line in result.stdout.splitlines() if "drain window" in line)
+
+
+@pytest.mark.parametrize(("args", "line"), [
+    # render refuses expectedSeconds + marginSeconds above gracePeriodSeconds (at most the
+    # profile's cap): a checkpoint at the notice has the cap less the supervisor's 10 s
+    (["--checkpoint-seconds", "400"], "does NOT fit (400 s > 290 s: grace period cap 300 s - "
+     "supervisor margin 10 s); a preemption loses the work since the last periodic checkpoint"),
+    (["--checkpoint-seconds", "295"], "does NOT fit (295 s > 290 s: grace period cap 300 s - "
+     "supervisor margin 10 s); a preemption loses the work since the last periodic checkpoint"),
+    (["--checkpoint-seconds", "290"], "fits (290 s of 290 s: grace period cap 300 s - "
+     "supervisor margin 10 s); a checkpoint at the notice keeps the work"),
+    (["--checkpoint-seconds", "20", "--profile", "gke"], "does NOT fit (20 s > 5 s: grace "
+     "period cap 15 s - supervisor margin 10 s); a preemption loses the work since the last "
+     "periodic checkpoint"),
+    (["--checkpoint-seconds", "5", "--profile", "gke"], "fits (5 s of 5 s: grace period cap "
+     "15 s - supervisor margin 10 s); a checkpoint at the notice keeps the work"),
+    (["--spec", "examples/distributed-torchrun.yaml"], "fits (90 s of 230 s: "
+     "gracePeriodSeconds 240 - marginSeconds 10); a checkpoint at the notice keeps the work"),
+])
+def test_the_drain_window_fit_uses_renders_numbers(in_repo: CliRunner, args: list[str],
+                                                    line: str) -> None:
+    assert _drain_line(events(in_repo, READ, *args)) == "  drain window: " + line
+
+
+def test_the_drain_window_fit_in_json(in_repo: CliRunner) -> None:
     gke = events(in_repo, READ, "--profile", "gke", "--format", "json")
-    assert json.loads(gke.stdout)["sizing"]["fitsDrainWindow"] is False  # 90 s > 30 s
+    sizing = json.loads(gke.stdout)["sizing"]
+    assert (sizing["drainWindowSeconds"], sizing["gracePeriodSeconds"], sizing["marginSeconds"],
+            sizing["checkpointBudgetSeconds"], sizing["fitsDrainWindow"]) == (30, 15, 10, 5,
+                                                                            False)
+
+
+def test_a_specs_margin_and_grace_period_give_the_budget(runner: CliRunner,
+                                                         tmp_path: Path) -> None:
+    (tmp_path / "read.json").write_text((ROOT / READ).read_text())
+    (tmp_path / "spec.yaml").write_text("""\
+apiVersion: pmanifest/v1
+workloads:
+  - name: train
+    image: x
+    command: [python, train.py]
+    checkpoint: {trigger: sigterm, mode: signal, gracePeriodSeconds: 120, marginSeconds: 30,
+                 expectedSeconds: 90}
+""")
+    assert _drain_line(events(runner, "read.json", "--spec", "spec.yaml")) == (
+        "  drain window: fits (90 s of 90 s: gracePeriodSeconds 120 - marginSeconds 30); a "
+        "checkpoint at the notice keeps the work")
+    assert _drain_line(events(runner, "read.json", "--spec", "spec.yaml",
+                              "--checkpoint-seconds", "91")) == (
+        "  drain window: does NOT fit (91 s > 90 s: gracePeriodSeconds 120 - marginSeconds 30); "
+        "a preemption loses the work since the last periodic checkpoint")
 
 
 # --- --spec: the checkpoint, nodes and profile of a spec's preemptible worker ------------------
@@ -376,9 +426,12 @@ def test_spec_gives_checkpoint_and_nodes(in_repo: CliRunner) -> None:
     assert sizing["from"] == ("examples/distributed-torchrun.yaml, workload trainer: no "
                               "checkpoint.expectedSeconds: the seed's 90 s; "
                               "distributed.maxNodes 4")
-    # the same figures as the flags give
+    # the same figures as the flags give, but the spec's grace period (240 s, not the cap)
     flags = events(in_repo, READ, "--nodes", "4", "--format", "json")
-    assert json.loads(flags.stdout)["sizing"] == {**sizing, "from": None}
+    assert json.loads(flags.stdout)["sizing"] == {**sizing, "from": None,
+                                                  "gracePeriodSeconds": 300,
+                                                  "checkpointBudgetSeconds": 290}
+    assert (sizing["gracePeriodSeconds"], sizing["checkpointBudgetSeconds"]) == (240, 230)
 
 
 def test_spec_workload_profile_and_flags_that_override_it(runner: CliRunner,

@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from pmanifest.contract import SUPERVISOR_MARGIN_SECONDS
 from pmanifest.document import Path, Positions
 from pmanifest.errors import SpecError
 from pmanifest.profile import DEFAULT_PROFILE, Profile, get_profile
@@ -16,7 +17,7 @@ API_VERSION = "pmanifest/v1"
 COMPUTE = ("preemptible", "standard")
 TRIGGERS = ("sigterm", "preStop")
 MODES = ("signal", "command")  # checkpoint.mode, for trigger: sigterm
-DEFAULT_MARGIN_SECONDS = 10  # checkpoint.marginSeconds: the supervisor ends this early
+DEFAULT_MARGIN_SECONDS = SUPERVISOR_MARGIN_SECONDS  # checkpoint.marginSeconds
 _DEFAULT = get_profile(DEFAULT_PROFILE)  # for the defaults the schema documents
 DEFAULT_GRACE_SECONDS = _DEFAULT.grace_period_cap  # the whole window of the active profile
 DEFAULT_BACKOFF_LIMIT = 3
