@@ -149,6 +149,62 @@ REFUSALS = [
 ]
 
 
+_CAP_300 = ("cannot fit the drain window: preemptible nodes allow at most 300 s of grace (the "
+            "node is removed after 300 s), leaving 290 s with marginSeconds 10; make the "
+            "checkpoint faster (at most 290 s)")
+_CAP_15 = ("the checkpoint cannot fit the drain window: preemptible nodes allow at most 15 s of "
+           "grace (the node is removed after 30 s), leaving 5 s with marginSeconds 10; make the "
+           "checkpoint faster (at most 5 s)")
+# (name, profile, checkpoint, error after "s.yaml:6:COL: "): a grace period that would have to
+# pass the profile's cap is never advised; a smaller margin is, where it suffices
+BEYOND_THE_CAP = [
+    ("at the 300 s cap, a smaller margin suffices", None,
+     "{trigger: sigterm, expectedSeconds: 295}",
+     "6:53: the checkpoint takes up to 295 s (expectedSeconds) and the supervisor stops "
+     "everything 290 s after SIGTERM: 295 + 10 s exceeds gracePeriodSeconds 300; the checkpoint "
+     f"{_CAP_300} or set marginSeconds 5"),
+    ("below the cap, the cap and a smaller margin suffice", None,
+     "{trigger: sigterm, gracePeriodSeconds: 200, expectedSeconds: 295}",
+     "6:78: the checkpoint takes up to 295 s (expectedSeconds), more than the 200 s grace "
+     "period: the kubelet SIGKILLs the pod before it ends; the checkpoint "
+     f"{_CAP_300} or set gracePeriodSeconds 300 and marginSeconds 5"),
+    ("as long as the cap: only a faster checkpoint", None,
+     "{trigger: sigterm, expectedSeconds: 300}",
+     "6:53: the checkpoint takes up to 300 s (expectedSeconds) and the supervisor stops "
+     f"everything 290 s after SIGTERM: 300 + 10 s exceeds gracePeriodSeconds 300; the checkpoint "
+     f"{_CAP_300}"),
+    ("a preStop hook longer than the cap", None,
+     "{trigger: preStop, command: [save], expectedSeconds: 301}",
+     "6:70: the preStop hook takes up to 301 s (expectedSeconds), more than the 300 s grace "
+     f"period: the kubelet SIGKILLs the pod before it ends; the preStop hook {_CAP_300}"),
+    ("gke: 20 s is past the 15 s cap", "gke", "{trigger: sigterm, expectedSeconds: 20}",
+     "6:53: the checkpoint takes up to 20 s (expectedSeconds), more than the 15 s grace period: "
+     f"the kubelet SIGKILLs the pod before it ends; {_CAP_15}"),
+    ("gke: 12 s fits with a 3 s margin", "gke", "{trigger: sigterm, expectedSeconds: 12}",
+     "6:53: the checkpoint takes up to 12 s (expectedSeconds) and the supervisor stops "
+     f"everything 5 s after SIGTERM: 12 + 10 s exceeds gracePeriodSeconds 15; {_CAP_15} or set "
+     "marginSeconds 3"),
+    ("gke: a margin that fills the capped grace period", "gke",
+     "{trigger: sigterm, gracePeriodSeconds: 15, marginSeconds: 15}",
+     "6:75: marginSeconds 15 leaves no time before the supervisor's deadline "
+     "(gracePeriodSeconds 15 - marginSeconds 15 < 1 s); set marginSeconds to at most 14"),
+    ("standard compute has no cap: raise the grace period", None,
+     "{trigger: sigterm, expectedSeconds: 295}\n    compute: standard",
+     "6:53: the checkpoint takes up to 295 s (expectedSeconds) and the supervisor stops "
+     "everything 290 s after SIGTERM: 295 + 10 s exceeds gracePeriodSeconds 300; raise "
+     "gracePeriodSeconds to at least 305 or lower marginSeconds"),
+]
+
+
+@pytest.mark.parametrize(("profile", "checkpoint", "expected"),
+                         [c[1:] for c in BEYOND_THE_CAP], ids=[c[0] for c in BEYOND_THE_CAP])
+def test_refusal_beyond_the_cap(profile: str | None, checkpoint: str, expected: str) -> None:
+    result = CliRunner().invoke(main, ["render", "-f", "-",
+                                       *(["--profile", profile] if profile else [])],
+                                input=HEAD + MAIN + f"    checkpoint: {checkpoint}\n")
+    assert (result.exit_code, result.stdout, result.stderr) == (2, "", f"<stdin>:{expected}\n")
+
+
 @pytest.mark.parametrize(("body", "expected"), [(c[1], c[2]) for c in REFUSALS],
                          ids=[c[0] for c in REFUSALS])
 def test_refusal(body: str, expected: str) -> None:

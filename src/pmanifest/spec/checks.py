@@ -257,7 +257,7 @@ class Checker:
                             "but the workload has no command; add command: [...] or use "
                             "trigger: preStop")
         mode = self.checkpoint_mode(cpath, body)
-        self.check_timing(cpath, body, grace)
+        self.check_timing(cpath, body, grace, cap if compute == "preemptible" else None)
         ckpt_dir = body.get("dir")
         if ckpt_dir is not None:
             self.check_dir((*cpath, "dir"), ckpt_dir, shared)
@@ -294,33 +294,51 @@ class Checker:
         mode_value: str = mode
         return mode_value
 
-    def check_timing(self, cpath: Path, body: dict[str, Any], grace: int) -> None:
-        """The margin leaves the supervisor time, and the declared checkpoint fits."""
+    def check_timing(self, cpath: Path, body: dict[str, Any], grace: int,
+                     cap: int | None = None) -> None:
+        """The margin leaves the supervisor time, and the declared checkpoint fits; ``cap``:
+        the profile's grace period cap on preemptible compute (None: no cap)."""
         margin = body.get("marginSeconds", DEFAULT_MARGIN_SECONDS)
         where = "marginSeconds" if "marginSeconds" in body else "gracePeriodSeconds"
+        raise_grace = "" if cap is not None and grace >= cap else " or raise gracePeriodSeconds"
         if grace - margin < 1:
             raise self.fail((*cpath, where) if where in body else cpath,
                             f"marginSeconds {margin} leaves no time before the supervisor's "
                             f"deadline (gracePeriodSeconds {grace} - marginSeconds {margin} "
-                            f"< 1 s); set marginSeconds to at most {grace - 1} or raise "
-                            "gracePeriodSeconds", value=where in body)
+                            f"< 1 s); set marginSeconds to at most {grace - 1}{raise_grace}",
+                            value=where in body)
         expected = body.get("expectedSeconds")
-        if expected is None:
+        if expected is None or expected + margin <= grace:
             return
         hook = body["trigger"] == "preStop"
         what = "the preStop hook" if hook else "the checkpoint"
         if expected > grace:
-            raise self.fail((*cpath, "expectedSeconds"), f"{what} takes up to {expected} s "
-                            f"(expectedSeconds), more than the {grace} s grace period: the "
-                            "kubelet SIGKILLs the pod before it ends; raise "
-                            "gracePeriodSeconds or make the checkpoint faster")
-        if expected + margin > grace:
+            problem = (f"{what} takes up to {expected} s (expectedSeconds), more than the "
+                       f"{grace} s grace period: the kubelet SIGKILLs the pod before it ends")
+        else:
             then = ("the main then gets marginSeconds to stop" if hook else
                     f"the supervisor stops everything {grace - margin} s after SIGTERM")
-            raise self.fail((*cpath, "expectedSeconds"), f"{what} takes up to {expected} s "
-                            f"(expectedSeconds) and {then}: {expected} + {margin} s exceeds "
-                            f"gracePeriodSeconds {grace}; raise gracePeriodSeconds to at "
-                            f"least {expected + margin} or lower marginSeconds")
+            problem = (f"{what} takes up to {expected} s (expectedSeconds) and {then}: "
+                       f"{expected} + {margin} s exceeds gracePeriodSeconds {grace}")
+        raise self.fail((*cpath, "expectedSeconds"),
+                        f"{problem}; {self.timing_advice(what, expected, margin, grace, cap)}")
+
+    def timing_advice(self, what: str, expected: int, margin: int, grace: int,
+                      cap: int | None) -> str:
+        """What makes ``expected + margin <= grace`` true, within the cap."""
+        need = expected + margin
+        if cap is None or need <= cap:
+            if expected > grace:
+                return "raise gracePeriodSeconds or make the checkpoint faster"
+            return f"raise gracePeriodSeconds to at least {need} or lower marginSeconds"
+        window = (f"{what} cannot fit the drain window: preemptible nodes allow at most {cap} s "
+                  f"of grace (the node is removed after {self.profile.drain_window_seconds} s), "
+                  f"leaving {cap - margin} s with marginSeconds {margin}")
+        if cap - expected >= 1:  # a smaller margin suffices
+            raise_grace = f"gracePeriodSeconds {cap} and " if grace < cap else ""
+            return (f"{window}; make the checkpoint faster (at most {cap - margin} s) or set "
+                    f"{raise_grace}marginSeconds {cap - expected}")
+        return f"{window}; make the checkpoint faster (at most {cap - margin} s)"
 
     def check_dir(self, path: Path, ckpt_dir: str, shared: SharedVolume | None) -> None:
         if shared is None:
