@@ -12,7 +12,13 @@ command line), or at the start of the request for a missing field.
 - PM504: preemptible GPUs on a SLURM cluster (preemptible compute is for Kubernetes clusters);
 - PM505 (info): a read whose ``allocated_preemptible_gpus`` is far below its target, i.e. less
   than half of ``desired_preemptible_gpus``: normal while nodes fill in after a create or a
-  scale-up, a sign of tight capacity when it lasts.
+  scale-up, a sign of tight capacity when it lasts;
+- PM506: a field the cluster API does not document (``nmu_preemptible_gpus``), or a flag the
+  documented ``tg beta clusters`` command lines do not have (``--num-preemptable-gpus``): a
+  typo that leaves the intended field unset and unchecked. Bodies may hold every documented
+  field of a request or a read (``KNOWN_FIELDS``); command lines the seed's flags
+  (``COMMAND_FIELDS``, and ``--non-interactive``/``--json``). At the key or flag, with the
+  closest known name.
 """
 
 from __future__ import annotations
@@ -21,11 +27,17 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from pmanifest.cluster_request import CREATE, READ, ClusterRequest
+from pmanifest.cluster_request import CREATE, KNOWN_FIELDS, READ, ClusterRequest
 from pmanifest.rules import ClusterContext, Hit, rule
+from pmanifest.suggest import close_match
 
 MULTIPLE = 8  # the seed: num_preemptible_gpus must be a multiple of 8
 FAR_BELOW = 0.5  # PM505: allocated under half the target
+# PM506: the fields of the documented `tg beta clusters create|update` flags (the seed's
+# commands; --project is project_id). Boolean flags are not fields.
+COMMAND_FIELDS = frozenset({
+    "name", "region", "gpu_type", "cluster_type", "num_gpus", "billing_type",
+    "nvidia_driver_version", "cuda_version", "num_preemptible_gpus", "project_id"})
 
 
 def target_field(request: ClusterRequest) -> str:
@@ -139,3 +151,22 @@ def allocation_far_below(ctx: ClusterContext) -> Iterator[Hit]:
                f"allocated_preemptible_gpus {allocated} is less than half the target of "
                f"{desired}: preemptible nodes are still filling in, or capacity is tight; pods "
                "pinned to preemptible nodes wait for it")
+
+
+@rule("PM506", applies="cluster")
+def unknown_field(ctx: ClusterContext) -> Iterator[Hit]:
+    request = ctx.request
+    command = request.form == "command"
+    known = COMMAND_FIELDS if command else KNOWN_FIELDS
+    what = "flag" if command else "field"
+    names = sorted(_name(request, field) for field in known)
+    for field, value in request.fields.items():
+        if field in known:
+            continue
+        name = _name(request, field)
+        near = close_match(name, names)
+        fix = (f"did you mean {near}?" if near else
+               f"remove it (known {what}s: {', '.join(names)})")
+        yield Hit((field,), f"unknown {what} {name}: the cluster API documents no such {what}, "
+                  f"so its value is not checked and not what the cluster gets; {fix}",
+                  pos=value.key)
