@@ -1,4 +1,5 @@
-"""Every shell command in README.md runs, so the README cannot drift from the program.
+"""Every shell command in README.md (and in the READMEs of examples/, which name the same
+files: EXTRA_READMES) runs, so the READMEs cannot drift from the program.
 
 What runs: each line of every ```sh block (a trailing ``\\`` continues a line; blank and
 comment-only lines are skipped) and each ``$ `` line of every ```console block, in README
@@ -39,6 +40,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
+EXTRA_READMES = ("examples/cluster/README.md",)  # run from the root too, in the same sandbox
 pytestmark = pytest.mark.skipif(not README.is_file() or not (ROOT / "examples").is_dir(),
                                 reason="needs the source tree's README.md and examples/")
 
@@ -64,15 +66,16 @@ SUBSTITUTIONS: list[tuple[str, str | None, str]] = [
 # (pattern searched in the command, the exit code it must give, why): every other command
 # must exit 0
 EXIT_CODES: list[tuple[str, int, str]] = [
-    (r"^pmanifest cluster check examples/cluster/create-command-mistakes\.sh$", 1,
+    (r"^pmanifest cluster check examples/cluster/create-command-mistakes\.sh( +#.*)?$", 1,
      "the example's mistakes are what the README shows: findings, exit 1"),
 ]
 
 
 @dataclass(frozen=True)
 class Command:
-    line: int  # in README.md
+    line: int  # in its README
     text: str
+    readme: str = "README.md"  # from the repository's root
 
 
 def fenced_blocks(text: str) -> list[tuple[str, int, list[str]]]:
@@ -91,12 +94,12 @@ def fenced_blocks(text: str) -> list[tuple[str, int, list[str]]]:
     return blocks
 
 
-def commands(text: str) -> list[Command]:
+def commands(text: str, readme: str = "README.md") -> list[Command]:
     """Every command of the ```sh blocks and the ``$`` lines of the ```console blocks."""
     found = []
     for info, first, lines in fenced_blocks(text):
         if info == "console":
-            found += [Command(first + n, line[2:]) for n, line in enumerate(lines)
+            found += [Command(first + n, line[2:], readme) for n, line in enumerate(lines)
                       if line.startswith("$ ")]
         elif info == "sh":
             pending: list[str] = []
@@ -110,7 +113,7 @@ def commands(text: str) -> list[Command]:
                 whole = " ".join([*pending, line]).strip()
                 pending = []
                 if whole and not whole.startswith("#"):
-                    found.append(Command(start, whole))
+                    found.append(Command(start, whole, readme))
     return found
 
 
@@ -181,6 +184,8 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, s
 
 
 README_COMMANDS = commands(README.read_text()) if README.is_file() else []
+EXTRA_COMMANDS = [c for name in EXTRA_READMES if (ROOT / name).is_file()
+                  for c in commands((ROOT / name).read_text(), name)]
 
 
 def test_the_readme_has_commands_and_files_to_run() -> None:
@@ -188,7 +193,12 @@ def test_the_readme_has_commands_and_files_to_run() -> None:
     assert {"spec.yaml", ".pmanifest.yaml"} <= set(named_files(README.read_text()))
 
 
-@pytest.mark.parametrize("command", README_COMMANDS, ids=lambda c: f"README.md:{c.line}")
+def test_the_examples_readmes_have_commands() -> None:
+    assert {c.readme for c in EXTRA_COMMANDS} == set(EXTRA_READMES)
+
+
+@pytest.mark.parametrize("command", README_COMMANDS + EXTRA_COMMANDS,
+                         ids=lambda c: f"{c.readme}:{c.line}")
 def test_readme_command_runs(command: Command, sandbox: tuple[Path, dict[str, str]]) -> None:
     root, env = sandbox
     text, _ = rewrite(command)
@@ -201,15 +211,17 @@ def test_readme_command_runs(command: Command, sandbox: tuple[Path, dict[str, st
     expected = next((code for pattern, code, _ in EXIT_CODES
                      if re.search(pattern, command.text)), 0)
     assert done.returncode == expected, (
-        f"README.md:{command.line}: `{command.text}` exited {done.returncode}, not {expected}\n"
+        f"{command.readme}:{command.line}: `{command.text}` exited {done.returncode}, not "
+        f"{expected}\n"
         f"stdout: {done.stdout[-2000:]}\nstderr: {done.stderr[-2000:]}")
 
 
 def test_every_substitution_and_exit_code_is_still_needed() -> None:
-    used = {rewrite(c)[1] for c in README_COMMANDS}
+    every = README_COMMANDS + EXTRA_COMMANDS
+    used = {rewrite(c)[1] for c in every}
     unused = [pattern for pattern, _, _ in SUBSTITUTIONS if pattern not in used]
     unused += [pattern for pattern, _, _ in EXIT_CODES
-               if not any(re.search(pattern, c.text) for c in README_COMMANDS)]
+               if not any(re.search(pattern, c.text) for c in every)]
     assert not unused, f"table entries no README command needs any more: {unused}"
 
 

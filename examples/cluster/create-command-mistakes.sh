@@ -1,5 +1,5 @@
-# A create command with every mistake `pmanifest cluster check` knows: a Slurm cluster with
-# preemptible GPUs, a target that is not a multiple of 8, no project, no standard node.
+# A create command with the request mistakes `pmanifest cluster check` knows (PM501-PM504): a Slurm
+# cluster with preemptible GPUs, a target that is not a multiple of 8, no project, no standard node.
 tg beta clusters create \
   --name hpc \
   --region us-central-2 \
