@@ -191,7 +191,7 @@ EVERY_EXAMPLE = [
     ("eval-sweep-prestop.yaml", None, 0, ""),
     ("finetune-sigterm.yaml", None, 0, ""),
     ("serving-vllm.yaml", None, 2,
-     "examples/serving-vllm.yaml:28:15: workload llama-70b: the pods kept off preemptible nodes "
+     "examples/serving-vllm.yaml:29:15: workload llama-70b: the pods kept off preemptible nodes "
      "need 24 GPUs (3 x 8 GPUs a pod) and do not all fit on the 8 standard GPUs (1 node of 8) of "
      f"{EXAMPLE_REQUEST}; raise num_gpus in the cluster request, or lower replicas or gpus\n"),
     ("serving.yaml", None, 0, ""),

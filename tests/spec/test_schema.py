@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -103,3 +104,28 @@ def test_examples_validate_against_the_printed_schema() -> None:
     validator = Draft202012Validator(_schema_output())
     for example in sorted((ROOT / "examples").glob("*.yaml")):
         validator.validate(yaml.safe_load(example.read_text()))
+
+
+MODELINE = re.compile(r"^# yaml-language-server: \$schema=(\S+)\s*$", re.MULTILINE)
+
+
+def test_examples_modelines_name_the_printed_schema() -> None:
+    """The modeline of an example (README "Editor support") names a file next to it that is
+    exactly what `pmanifest schema` prints (regenerate it with `pmanifest schema >
+    examples/.pmanifest-spec.schema.json` when the spec changes), and the example validates
+    against that file."""
+    printed = CliRunner().invoke(main, ["schema"]).stdout
+    with_modeline = []
+    for example in sorted((ROOT / "examples").glob("*.yaml")):
+        text = example.read_text()
+        names = MODELINE.findall(text)
+        if not names:
+            continue
+        assert len(names) == 1, example.name
+        schema_file = (example.parent / names[0]).resolve()
+        assert schema_file.is_file(), f"{example.name}: {names[0]} does not exist"
+        assert schema_file.read_text() == printed, (
+            f"{schema_file.name} is not what `pmanifest schema` prints; regenerate it")
+        Draft202012Validator(json.loads(schema_file.read_text())).validate(yaml.safe_load(text))
+        with_modeline.append(example.name)
+    assert "serving-vllm.yaml" in with_modeline
