@@ -228,3 +228,48 @@ def test_huge_values_are_cut_in_messages(tmp_path: Path, runner: CliRunner) -> N
     assert code == 1
     assert len(out) < 1100
     assert out.endswith("...\n")
+
+
+REF_PLACEHOLDER = """\
+$defs:
+  together: {type: object}
+$ref: '#/$defs/{profile.name}'
+"""
+SELF_UNDER_GKE = """\
+$defs:
+  together: {type: object}
+  gke: {$ref: '#/$defs/{profile.name}'}
+$ref: '#/$defs/gke'
+"""
+
+
+@pytest.mark.parametrize(("schema", "where"), [(REF_PLACEHOLDER, "11:9"),
+                                               (SELF_UNDER_GKE, "11:17")])
+@pytest.mark.parametrize("how", ["--profile", "config"])
+def test_a_placeholder_in_a_ref_is_refused_whatever_the_profile(
+        tmp_path: Path, runner: CliRunner, schema: str, where: str, how: str) -> None:
+    """Under gke these pointed nowhere (exit 3 PointerToNowhere) or at themselves (exit 3
+    RecursionError): the load-time check only saw the default profile's values."""
+    (tmp_path / "pol").mkdir()
+    (tmp_path / "pol" / "p.yaml").write_text(
+        HEADER + "schema:\n" + textwrap.indent(schema, "  "))
+    (tmp_path / "cm.yaml").write_text(CONFIGMAP % "x")
+    args = ["lint", "cm.yaml", "--policies", "pol", "--select", "ACME001"]
+    if how == "config":
+        (tmp_path / ".pmanifest.yaml").write_text("profile: gke\n")
+    else:
+        args += ["--profile", "gke"]
+    result = invoke(runner, args)
+    assert (result.exit_code, result.stdout, result.stderr) == (2, "", (
+        f"pol/p.yaml:{where}: $ref '#/$defs/{{profile.name}}': a reference cannot hold a "
+        "profile placeholder (what it points at must not depend on the profile); put the "
+        "placeholder in the subschema instead\n"))
+
+
+def test_the_schema_is_checked_with_every_profiles_values(tmp_path: Path,
+                                                          runner: CliRunner) -> None:
+    """Valid with the default profile's label value, not with gke's ("true")."""
+    schema = "required: ['{profile.labelValue}', 'true']\n"
+    assert _lint_with(tmp_path, runner, schema) == (2, "", (
+        "pol/p.yaml:9:13: schema is not a valid JSON Schema (draft 2020-12) (with profile gke): "
+        "['true', 'true'] has non-unique elements\n"))

@@ -117,6 +117,11 @@ def _placeholder_problems(schema: Any, path: Path = ()) -> Iterator[tuple[Path, 
                     if problem:
                         yield (*path, key), problem
                 continue
+            if key == "$ref" and isinstance(value, str) and _PLACEHOLDER.search(value):
+                yield (*path, key), (f"$ref {value!r}: a reference cannot hold a profile "
+                                     "placeholder (what it points at must not depend on the "
+                                     "profile); put the placeholder in the subschema instead")
+                continue
             yield from _placeholder_problems(value, (*path, key))
     elif isinstance(schema, list):
         for i, value in enumerate(schema):
