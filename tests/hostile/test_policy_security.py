@@ -273,3 +273,30 @@ def test_the_schema_is_checked_with_every_profiles_values(tmp_path: Path,
     assert _lint_with(tmp_path, runner, schema) == (2, "", (
         "pol/p.yaml:9:13: schema is not a valid JSON Schema (draft 2020-12) (with profile gke): "
         "['true', 'true'] has non-unique elements\n"))
+
+
+@pytest.mark.parametrize(("additional", "expected"), [
+    ("false", ["cm.yaml:4:12: error ACME001[hostile] metadata.labels[1]: Additional properties "
+               "are not allowed (1 was unexpected)"]),
+    ("{type: integer}", ["cm.yaml:4:12: error ACME001[hostile] metadata.labels[1]: 'x' is not "
+                         "of type 'integer'"]),
+])
+def test_pattern_properties_meet_a_number_key(tmp_path: Path, runner: CliRunner,
+                                              additional: str, expected: list[str]) -> None:
+    """``labels: {1: x}`` keeps the integer key: RE2 was handed an int (exit 3 TypeError)."""
+    (tmp_path / "pol").mkdir()
+    (tmp_path / "pol" / "p.yaml").write_text(HEADER + textwrap.dedent(f"""\
+        schema:
+          properties:
+            metadata:
+              properties:
+                labels:
+                  patternProperties: {{'^[a-z]+$': {{type: string}}}}
+                  additionalProperties: {additional}
+        """))
+    (tmp_path / "cm.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n"
+                                      "  labels: {1: x, ok: y}\n  name: n\n")
+    result = invoke(runner, ["lint", "cm.yaml", "--policies", "pol", "--select", "ACME001"])
+    assert (result.exit_code, result.stdout, result.stderr) == (
+        1, "".join(line + "\n" for line in expected),
+        summary("1 error, 0 warnings, 0 info in 1 file (1 object)", 3))
