@@ -39,6 +39,26 @@ def identity(path: str) -> Identity | None:
     return found.st_dev, found.st_ino
 
 
+def input_identities(paths: Iterable[str]) -> dict[Identity, str]:
+    """The identities of the files a run reads (``-``: stdin, when it is a regular file, as
+    ``< file`` makes it), each with its name as given; the first name of a file wins."""
+    found: dict[Identity, str] = {}
+    for path in paths:
+        key: Identity | None = None
+        if path != STDOUT:
+            key = identity(path)
+        else:
+            try:
+                status = os.fstat(sys.stdin.fileno())
+            except (AttributeError, OSError, ValueError):
+                continue
+            if stat.S_ISREG(status.st_mode):
+                key = (status.st_dev, status.st_ino)
+        if key is not None:
+            found.setdefault(key, "stdin" if path == STDOUT else path)
+    return found
+
+
 def _streamed(path: str) -> bool:
     """Is ``path`` a character device or a FIFO (written to, never replaced)?"""
     try:
