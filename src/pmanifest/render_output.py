@@ -74,7 +74,7 @@ def write_output(rendered: str, target: str) -> None:
 
 def check_drift(rendered: str, committed_path: str) -> str:
     """A unified diff from the committed file to today's render ("" when identical)."""
-    from pmanifest.sources import Unreadable, read_limited
+    from pmanifest.reading import Unreadable, read_limited
 
     try:
         raw, _ = read_limited(committed_path)

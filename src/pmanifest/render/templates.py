@@ -45,7 +45,7 @@ def _user_source(root: FsPath, name: str) -> tuple[str, str, Callable[[], bool]]
 
 def _read_template(real: FsPath, name: str) -> str:
     from pmanifest.loader import decode
-    from pmanifest.sources import Unreadable, read_limited
+    from pmanifest.reading import Unreadable, read_limited
 
     try:
         raw, _ = read_limited(str(real))
