@@ -122,3 +122,34 @@ def test_the_timer_and_the_memory_limit_are_restored(runner: CliRunner, tmp_path
     invoke(runner, ["render", "-f", "spec.yaml"])
     assert (signal.getsignal(signal.SIGALRM), resource.getrlimit(resource.RLIMIT_AS)) == before
     assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+
+
+MEMORY = "template used more than 256 MiB of memory (the memory budget of a render)"
+
+
+@pytest.mark.parametrize("expression", [
+    "('x'|center(1000000000))|length",
+    "('x'|center(1000000000))|wordcount }}{{ ('x'|center(1000000000))|wordcount",
+    "('%*s'|format(1000000000, 'x'))|length",
+    "('%1000000000d' % 1)|length",
+    "'{:>1000000000}'.format(1)|length",
+    "'x'.ljust(1000000000)|length",
+])
+def test_a_huge_width_meets_the_memory_budget(tmp_path: Path, expression: str) -> None:
+    """Constant expressions were evaluated while Jinja compiled the template, before any budget
+    applied: exit 0 with a 1 GB string built (2.9 GB for a width of 2999999999), or 27 s for
+    two wordcounts. In a real process whose address space is capped at 2 GiB, so that a
+    regression cannot take more of the machine's memory."""
+    import resource
+    import subprocess
+    import sys
+
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+    templates = _templates(tmp_path, HEAD + f'data: {{a: "{{{{ {expression} }}}}"}}\n')
+    proc = subprocess.run([sys.executable, "-m", "pmanifest", "render", "-f", "spec.yaml",
+                           "--templates", "templates"], cwd=tmp_path, capture_output=True,
+                          timeout=60, check=False, preexec_fn=cap)
+    assert (proc.returncode, proc.stdout, proc.stderr.decode()) == (2, b"", (
+        f"{templates / 'job.yaml.j2'}:4: {MEMORY}; fix the template\n"))

@@ -9,6 +9,11 @@ sandbox, within budgets, and their failures are the template author's errors.
   on Linux); past it a template fails with MemoryError instead of exhausting the machine.
 - Single operations the timer cannot interrupt (one multiplication or power of huge numbers,
   repeating a string a billion times) are refused before they run.
+- Nothing of a template runs while it is compiled, outside these budgets: Jinja's optimizer
+  (constant folding) is off, and ``finalize`` takes the evaluation context, which keeps the
+  compiler from evaluating constant output (``{{ ('x'|center(2999999999))|length }}`` would
+  otherwise build 3 GB before any budget applies). A huge width (``center``, ``format``,
+  ``%``, ``ljust``) then meets the memory budget when the template runs.
 - The immutable sandbox has no in-place growth (``list.append``, ``dict.update``).
 
 A failure inside a template becomes a TemplateError naming the innermost user template and its
@@ -51,6 +56,15 @@ def sandbox_class() -> type:
 
     class Sandbox(ImmutableSandboxedEnvironment):
         intercepted_binops = frozenset({"*", "**", "+"})
+
+        def __init__(self, **options: Any) -> None:
+            from jinja2 import pass_eval_context
+
+            finalize = options.pop("finalize", None)
+            if finalize is not None:
+                options["finalize"] = pass_eval_context(
+                    lambda eval_ctx, value: finalize(value))
+            super().__init__(optimized=False, **options)
 
         def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
             _check_binop(operator, left, right)
