@@ -1,11 +1,12 @@
 """Templates are code (``--templates`` brings the user's own): they run in Jinja's immutable
 sandbox, within budgets, and their failures are the template author's errors.
 
-- Time: all the templates of one render share ``RENDER_SECONDS``; a timer (SIGALRM, in the main
-  thread of a POSIX process) interrupts a template that runs past it.
+- Time: all the templates of one render share ``RENDER_SECONDS``, compiling them included; a
+  timer (SIGALRM, in the main thread of a POSIX process) interrupts a template that runs past
+  it.
 - Output: one template renders at most ``MAX_OUTPUT`` characters (the API server stores less
   than that in one object).
-- Memory: while templates run, the process may grow by at most ``MEMORY_HEADROOM`` (RLIMIT_AS,
+- Memory: while templates compile and run, the process may grow by at most ``MEMORY_HEADROOM`` (RLIMIT_AS,
   on Linux); past it a template fails with MemoryError instead of exhausting the machine.
 - Single operations the timer cannot interrupt (one multiplication or power of huge numbers,
   repeating a string a billion times) are refused before they run.
@@ -101,13 +102,14 @@ def _check_sequences(operator: str, left: Any, right: Any) -> None:
         raise OutOfBudget("joining sequences past the output budget is refused")
 
 
-def render_bounded(template: Any, context: dict[str, Any], deadline: float) -> str:
-    """The text of one template, within the time left before ``deadline`` (monotonic), the
-    output budget and the memory headroom."""
+def render_bounded(load: Callable[[], Any], context: dict[str, Any], deadline: float) -> str:
+    """The text of the template ``load()`` compiles (or takes from the cache), compiled and
+    rendered within the time left before ``deadline`` (monotonic), the output budget and the
+    memory headroom: a template of a million expressions takes long to compile, too."""
     parts: list[str] = []
     size = 0
     with _memory_limit(), _timer(deadline - time.monotonic()):
-        for chunk in template.generate(**context):
+        for chunk in load().generate(**context):
             size += len(chunk)
             if size > MAX_OUTPUT:
                 raise OutOfBudget(f"template output is larger than {MAX_OUTPUT >> 20} MiB "
