@@ -6,8 +6,9 @@ sandbox, within budgets, and their failures are the template author's errors.
   it.
 - Output: one template renders at most ``MAX_OUTPUT`` characters (the API server stores less
   than that in one object).
-- Memory: while templates compile and run, the process may grow by at most ``MEMORY_HEADROOM`` (RLIMIT_AS,
-  on Linux); past it a template fails with MemoryError instead of exhausting the machine.
+- Memory: while templates compile and run, the process may grow by at most
+  ``MEMORY_HEADROOM`` (RLIMIT_AS, on Linux); past it a template fails with MemoryError instead
+  of exhausting the machine.
 - Single operations the timer cannot interrupt (one multiplication or power of huge numbers,
   repeating a string a billion times) are refused before they run.
 - Nothing of a template runs while it is compiled, outside these budgets: Jinja's optimizer
