@@ -180,6 +180,34 @@ def write_bytes(data: bytes) -> None:
         sys.stdout.flush()
 
 
+class ClosedStdout:
+    """What stands for stdout when the process started with descriptor 1 closed (Python then
+    sets ``sys.stdout`` to None, and click's own output, --help and --version, would vanish
+    without a word): every write fails as a write to a closed descriptor does."""
+
+    encoding = "utf-8"
+    errors = "strict"
+
+    def __init__(self, binary: bool = False) -> None:
+        if not binary:
+            self.buffer = ClosedStdout(binary=True)
+
+    def write(self, data: object) -> int:
+        raise OSError(9, "stdout is closed")  # EBADF
+
+    def isatty(self) -> bool:
+        return False
+
+    def fileno(self) -> int:
+        raise OSError(9, "stdout is closed")
+
+    def flush(self) -> None:
+        pass  # nothing was ever buffered
+
+    def writable(self) -> bool:
+        return True
+
+
 @contextlib.contextmanager
 def _writing() -> Iterator[None]:
     if sys.stdout is None:  # started with descriptor 1 closed
