@@ -1,5 +1,5 @@
 """Time and peak memory of ``pmanifest`` on the hostile inputs of issue 15 whose cost had no
-bound (items 5, 9, 10, 11, 28), one line per input, showing the bound that now holds.
+bound (items 3, 4, 5, 9, 10, 11, 26, 28), one line per input, showing the bound that now holds.
 
     python bench/hostile.py
 
@@ -139,6 +139,32 @@ def endless_inputs(work: Path) -> Iterator[str]:
         (work / "fifo.yaml").unlink()
         yield (f"9 endless input: a FIFO of zeros to {what}: {seconds:.2f} s, peak {peak:.0f} MB, "
                f"exit {code} (read up to the 64 MiB cap)")
+    yield from cluster_inputs(work)
+
+
+def cluster_inputs(work: Path) -> Iterator[str]:
+    """Cluster requests and event files: read whole before (11-14 GB from /dev/zero)."""
+    shutil.copy(ROOT / "examples" / "finetune-sigterm.yaml", work / "spec.yaml")
+    (work / "pod.yaml").write_text(POD)
+    commands = {"lint --cluster": ["lint", "pod.yaml", "--cluster", "c.json"],
+                "render --cluster": ["render", "-f", "spec.yaml", "--cluster", "c.json"],
+                "cluster check": ["cluster", "check", "c.json"],
+                "cluster events": ["cluster", "events", "c.json"]}
+    device = work / "c.json"
+    try:
+        os.mknod(device, stat.S_IFCHR | 0o600, os.makedev(1, 5))
+        code, seconds, peak = measure(commands["cluster events"], work)
+        device.unlink()
+        yield (f"9 endless input: a character device (1, 5) to cluster events: {seconds:.2f} s, "
+               f"peak {peak:.0f} MB, exit {code} (refused unread; was 11-14 GB)")
+    except PermissionError:
+        yield "9 endless input: (mknod needs root: the cluster device case is not measured here)"
+    for what, args in commands.items():
+        with _endless_fifo(device):
+            code, seconds, peak = measure(args, work)
+        device.unlink()
+        yield (f"9 endless input: a FIFO of zeros to {what}: {seconds:.2f} s, peak {peak:.0f} MB, "
+               f"exit {code} (read up to the 64 MiB cap; was unbounded)")
 
 
 def template_budgets(work: Path) -> Iterator[str]:
@@ -151,6 +177,13 @@ def template_budgets(work: Path) -> Iterator[str]:
                                   + "\n{% endfor %}\n",
         "a string doubled 40 times": "{% set ns = namespace(s='x') %}{% for i in range(40) %}"
                                      "{% set ns.s = ns.s ~ ns.s %}{% endfor %}\n",
+        "constant ('x'|center(2999999999))|length (was exit 0 at 2.9 GB)":
+            "data: {a: \"{{ ('x'|center(2999999999))|length }}\"}\n",
+        "two constant center(1000000000)|wordcount (was 27 s)":
+            "data: {a: \"{{ ('x'|center(1000000000))|wordcount }}"
+            "{{ ('x'|center(1000000000))|wordcount }}\"}\n",
+        "a million expressions to compile (was 57 s and 5 GB)":
+            "{% if false %}" + "{{ 1 }}" * 1_000_000 + "{% endif %}\n",
     }
     for name, body in cases.items():
         templates = work / "templates"
@@ -191,8 +224,58 @@ def jobs_cap(work: Path) -> Iterator[str]:
            "CPUs; was one per 32 files: 62)")
 
 
+POLICY = """\
+id: ACME001
+slug: hostile
+severity: error
+summary: s
+rationale: r
+fix: f
+target: object
+"""
+
+
+def policies(work: Path) -> Iterator[str]:
+    """A catastrophic pattern runs on RE2; a huge message width is refused at load time."""
+    (work / "pol").mkdir()
+    for length in (40, 100_000):
+        (work / "pol" / "p.yaml").write_text(
+            POLICY + "schema:\n  properties:\n    metadata: {properties: {name: "
+            "{pattern: '^(a+)+$'}}}\n")
+        (work / "cm.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: "
+                                      + "a" * length + "b}\n")
+        code, seconds, peak = measure(["lint", "cm.yaml", "--policies", "pol", "--select",
+                                       "ACME001"], work)
+        yield (f"3 ReDoS: pattern '^(a+)+$' against a {length + 1:,}-character name: "
+               f"{seconds:.2f} s, peak {peak:.0f} MB, exit {code} (RE2 is linear; Python's re "
+               "never finished at 41)")
+    (work / "pol" / "p.yaml").write_text(POLICY + "message: '{value:>200000000}'\n"
+                                         "schema: {required: [spec]}\n")
+    code, seconds, peak = measure(["lint", "cm.yaml", "--policies", "pol", "--select",
+                                   "ACME001"], work)
+    yield (f"4 message width: '{{value:>200000000}}' refused at load time: {seconds:.2f} s, "
+           f"peak {peak:.0f} MB, exit {code} (was a 200 MB line)")
+
+
+def surrogates(work: Path) -> Iterator[str]:
+    """JSON with surrogate-pair escapes is read again by the Python parser: the cost."""
+    smile, plain = "\\ud83d\\ude00", "\\u0041\\u0042"  # the same length, written
+    head = ('{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}, '
+            '"data": {"a": "')
+    for megabytes in (3, 6):
+        value = smile * (megabytes * 1_000_000 // len(smile))
+        (work / "with.json").write_text(head + value + '"}}\n')
+        (work / "without.json").write_text(head + value.replace(smile, plain) + '"}}\n')
+        code, seconds, peak = measure(["lint", "with.json"], work)
+        _, plain_seconds, plain_peak = measure(["lint", "without.json"], work)
+        yield (f"26 surrogate pairs: {megabytes} MB of JSON escapes: {seconds:.2f} s, peak "
+               f"{peak:.0f} MB, exit {code}; the same file without surrogates: "
+               f"{plain_seconds:.2f} s, peak {plain_peak:.0f} MB")
+
+
 SECTIONS: list[Callable[[Path], Iterator[str]]] = [
-    shell_inlining, shell_nesting, endless_inputs, template_budgets, jobs_cap]
+    shell_inlining, shell_nesting, endless_inputs, template_budgets, jobs_cap, policies,
+    surrogates]
 
 
 def main() -> None:

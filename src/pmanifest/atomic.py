@@ -39,6 +39,26 @@ def identity(path: str) -> Identity | None:
     return found.st_dev, found.st_ino
 
 
+def input_identities(paths: Iterable[str]) -> dict[Identity, str]:
+    """The identities of the files a run reads (``-``: stdin, when it is a regular file, as
+    ``< file`` makes it), each with its name as given; the first name of a file wins."""
+    found: dict[Identity, str] = {}
+    for path in paths:
+        key: Identity | None = None
+        if path != STDOUT:
+            key = identity(path)
+        else:
+            try:
+                status = os.fstat(sys.stdin.fileno())
+            except (AttributeError, OSError, ValueError):
+                continue
+            if stat.S_ISREG(status.st_mode):
+                key = (status.st_dev, status.st_ino)
+        if key is not None:
+            found.setdefault(key, "stdin" if path == STDOUT else path)
+    return found
+
+
 def _streamed(path: str) -> bool:
     """Is ``path`` a character device or a FIFO (written to, never replaced)?"""
     try:
@@ -158,6 +178,34 @@ def write_bytes(data: bytes) -> None:
     with _writing():
         sys.stdout.buffer.write(data)
         sys.stdout.flush()
+
+
+class ClosedStdout:
+    """What stands for stdout when the process started with descriptor 1 closed (Python then
+    sets ``sys.stdout`` to None, and click's own output, --help and --version, would vanish
+    without a word): every write fails as a write to a closed descriptor does."""
+
+    encoding = "utf-8"
+    errors = "strict"
+
+    def __init__(self, binary: bool = False) -> None:
+        if not binary:
+            self.buffer = ClosedStdout(binary=True)
+
+    def write(self, data: object) -> int:
+        raise OSError(9, "stdout is closed")  # EBADF
+
+    def isatty(self) -> bool:
+        return False
+
+    def fileno(self) -> int:
+        raise OSError(9, "stdout is closed")
+
+    def flush(self) -> None:
+        pass  # nothing was ever buffered
+
+    def writable(self) -> bool:
+        return True
 
 
 @contextlib.contextmanager

@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from pmanifest.atomic import unwritable
+from pmanifest.atomic import ClosedStdout, echo, unwritable
 from pmanifest.errors import PmanifestError
 
 EXIT_FINDINGS = 1
@@ -23,10 +23,48 @@ EXIT_INTERNAL = 3
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
 
 
+def _show_help(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    """click's --help, written as every command writes stdout: a full or closed stdout is
+    "cannot write output" (exit 2), not a traceback or nothing at all."""
+    if value and not ctx.resilient_parsing:
+        echo(ctx.get_help(), color=ctx.color)
+        ctx.exit()
+
+
+class Command(click.Command):
+    """A subcommand whose --help is written like any other output."""
+
+    def get_help_option(self, ctx: click.Context) -> click.Option | None:
+        option = super().get_help_option(ctx)
+        if option is not None:
+            option.callback = _show_help
+        return option
+
+
+class Group(click.Group):
+    """A group of subcommands (``pmanifest cluster``), --help written like any output."""
+
+    command_class = Command
+
+    def get_help_option(self, ctx: click.Context) -> click.Option | None:
+        option = super().get_help_option(ctx)
+        if option is not None:
+            option.callback = _show_help
+        return option
+
+
+Group.group_class = Group
+
+
 class Boundary(click.Group):
     """The one error boundary: user mistakes become one line and exit 2, bugs exit 3."""
 
+    command_class = Command
+    group_class = Group
+
     def main(self, *args: Any, **kwargs: Any) -> Any:
+        if sys.stdout is None:  # started with descriptor 1 closed (>&-)
+            sys.stdout = ClosedStdout()
         try:
             return super().main(*args, **kwargs)
         except OSError as exc:  # click's own output (--help, --version) could not be written

@@ -82,7 +82,9 @@ def render(spec_path: str, output_format: str | None, output_file: str | None,
     from pmanifest.render import RenderOptions, read_spec, render_spec
     from pmanifest.render_output import check_drift, destination, write_output
 
-    target, fmt = destination(output_file, output_format, check_path, spec_path)
+    target, fmt = destination(output_file, output_format, check_path,
+                              (spec_path, *([cluster_path] if cluster_path else [])),
+                              templates_dir)
     cluster = _cluster(cluster_path, spec_path)
     text, name = read_spec(spec_path)
     rendered = render_spec(text, name, RenderOptions(kubernetes_version, templates_dir, fmt,

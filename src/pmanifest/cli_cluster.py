@@ -8,11 +8,12 @@ import sys
 import click
 
 from pmanifest.atomic import echo, write_bytes
+from pmanifest.boundary import Group
 from pmanifest.progress import colour_wanted
 from pmanifest.reporters import FORMATS
 
 
-@click.group()
+@click.group(cls=Group)
 def cluster() -> None:
     """The cluster side: request checks, preemption history and checkpoint sizing."""
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pmanifest.atomic import STDOUT, Identity, check_writable, identity, refuse_inputs, write_files
+from pmanifest.atomic import STDOUT, check_writable, input_identities, refuse_inputs, write_files
 from pmanifest.cluster_lint import cluster_findings
 from pmanifest.cluster_request import read_request
 from pmanifest.config import resolve_rule
@@ -39,7 +39,7 @@ def run_check(request: CheckRequest) -> tuple[str, list[str], int]:
         raise ConfigError("- (stdin) can be given only once")
     for output in request.outputs:
         check_writable(output.path)
-    read = _identities(request.paths)
+    read = input_identities(request.paths)
     refuse_inputs((o.path for o in request.outputs), read)
     options = LintOptions(severities={resolve_rule(name): "off" for name in request.disable})
     findings: list[Finding] = []
@@ -67,11 +67,3 @@ def run_check(request: CheckRequest) -> tuple[str, list[str], int]:
     failed = any(SEVERITY_RANK[f.severity] >= threshold for f in findings)
     return stdout, messages, 1 if failed else 0
 
-
-def _identities(paths: tuple[str, ...]) -> dict[Identity, str]:
-    found: dict[Identity, str] = {}
-    for path in paths:
-        key = identity(path) if path != "-" else None
-        if key is not None:
-            found.setdefault(key, path)
-    return found

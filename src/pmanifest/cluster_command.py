@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from pmanifest.atomic import Identity, check_writable, identity, refuse_inputs, write_files
+from pmanifest.atomic import check_writable, input_identities, refuse_inputs, write_files
 from pmanifest.checkpoint_math import SEED_CHECKPOINT_SECONDS
 from pmanifest.cluster_events import DEFAULT_NODE_FIELD, Fields, parse_time, read_source
 from pmanifest.errors import ConfigError
@@ -67,7 +67,8 @@ def _check_outputs(request: EventsRequest) -> None:
         raise ConfigError("- (stdin) can be given only once")
     if request.plot is not None:
         check_writable(request.plot, "--plot")
-        refuse_inputs([request.plot], _identities(request.paths), "--plot")
+        read = [*request.paths, *([request.spec] if request.spec is not None else [])]
+        refuse_inputs([request.plot], input_identities(read), "--plot")
     if request.workload is not None and request.spec is None:
         raise ConfigError("--workload names a workload of --spec: give the spec too")
 
@@ -148,29 +149,6 @@ def _worker(workloads: tuple[WorkloadSpec, ...], name: str | None, file: str) ->
                           f"{f' ({names})' if names else ''}: "
                           f"{'name one with --workload' if workers else 'nothing to size'}")
     return workers[0]
-
-
-def _identities(paths: tuple[str, ...]) -> dict[Identity, str]:
-    """The inputs' (device, inode), stdin's too when it is a regular file."""
-    import os
-    import stat
-    import sys
-
-    found: dict[Identity, str] = {}
-    for path in paths:
-        key: Identity | None = None
-        if path != "-":
-            key = identity(path)
-        else:
-            try:
-                status = os.fstat(sys.stdin.fileno())
-            except (AttributeError, OSError, ValueError):
-                continue
-            if stat.S_ISREG(status.st_mode):
-                key = (status.st_dev, status.st_ino)
-        if key is not None:
-            found[key] = path
-    return found
 
 
 def _time(value: str | None, flag: str) -> datetime | None:

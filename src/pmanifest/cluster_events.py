@@ -22,15 +22,14 @@ from __future__ import annotations
 
 import math
 import re
-import sys
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path as FsPath
 from typing import Any
 
 from pmanifest.document import Path, Positions, dotted
 from pmanifest.errors import InputError
 from pmanifest.loader import YamlProblem, decode, load_single
+from pmanifest.reading import read_input
 
 PREEMPTED = "TogetherPreemptionNotified"
 ADDED = "TogetherNodeAdded"
@@ -106,10 +105,7 @@ def _plausible(time: datetime) -> datetime | None:
 def read_source(path: str, fields: Fields) -> EventSource:
     """The events of one file (``-``: stdin), or an InputError naming the file."""
     name = "<stdin>" if path == "-" else path
-    try:
-        raw = sys.stdin.buffer.read() if path == "-" else FsPath(path).read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror or exc}", name) from None
+    raw = read_input(path, name)
     try:
         loaded = load_single(decode(raw))
     except YamlProblem as problem:

@@ -76,14 +76,10 @@ class ClusterRequest:
 
 def read_request(path: str, kind: str | None = None) -> ClusterRequest:
     """The request in the file ``path`` (``-``: stdin), or an InputError naming it."""
-    import sys
-    from pathlib import Path as FsPath
+    from pmanifest.reading import read_input
 
     name = "<stdin>" if path == "-" else path
-    try:
-        raw = sys.stdin.buffer.read() if path == "-" else FsPath(path).read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror or exc}", name) from None
+    raw = read_input(path, name)
     try:
         text = decode(raw)
     except YamlProblem as problem:

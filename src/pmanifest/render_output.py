@@ -8,8 +8,9 @@ import click
 
 from pmanifest.atomic import (
     STDOUT,
+    Identity,
     check_writable,
-    identity,
+    input_identities,
     refuse_inputs,
     write_bytes,
     write_files,
@@ -33,20 +34,35 @@ def complete_format(ctx: click.Context, param: click.Parameter, text: str) -> li
 
 
 def destination(
-    output_file: str | None, output_format: str | None, check: str | None, spec: str = STDOUT
+    output_file: str | None, output_format: str | None, check: str | None,
+    inputs: tuple[str, ...] = (), templates_dir: str | None = None,
 ) -> tuple[str, str]:
     """(target path or "-", format) from ``-O FILE`` and ``-o yaml|json``; refuses unwritable
-    paths before anything is rendered."""
+    paths, and one that is a file the render reads (``inputs``: the spec, --cluster; a file
+    of ``templates_dir``), before anything is rendered."""
     if output_file is None or output_file == STDOUT:
         return STDOUT, output_format or "yaml"
     if check is not None:
         raise InputError("--check compares with a file; it cannot be combined with -O FILE")
     check_writable(output_file, "-O")
-    if spec != STDOUT:
-        found = identity(spec)
-        if found is not None:
-            refuse_inputs([output_file], {found: spec}, "-O")
+    read = input_identities(inputs)
+    if templates_dir is not None:
+        for key, name in _template_files(templates_dir).items():
+            read.setdefault(key, name)
+    refuse_inputs([output_file], read, "-O")
     return output_file, output_format or ("json" if output_file.endswith(".json") else "yaml")
+
+
+def _template_files(directory: str) -> dict[Identity, str]:
+    """The files of a --templates directory (templates are read by plain file name)."""
+    import os
+
+    try:
+        with os.scandir(directory) as entries:
+            names = [os.path.join(directory, e.name) for e in entries]
+    except OSError:  # not a directory: the render says so
+        return {}
+    return input_identities(names)
 
 
 def write_output(rendered: str, target: str) -> None:
@@ -58,7 +74,7 @@ def write_output(rendered: str, target: str) -> None:
 
 def check_drift(rendered: str, committed_path: str) -> str:
     """A unified diff from the committed file to today's render ("" when identical)."""
-    from pmanifest.sources import Unreadable, read_limited
+    from pmanifest.reading import Unreadable, read_limited
 
     try:
         raw, _ = read_limited(committed_path)

@@ -20,60 +20,16 @@ from __future__ import annotations
 import contextlib
 import fnmatch
 import os
-import stat
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path as FsPath
-from typing import BinaryIO
 
 from pmanifest.atomic import Identity
 from pmanifest.errors import InputError
+from pmanifest.reading import Unreadable, identity_of, read_limited, read_stream
 
 SUFFIXES = (".yaml", ".yml")
-# The most read from one input: far above any manifest (the API server stores at most
-# ~1.5 MiB per object), far below what would exhaust memory.
-MAX_INPUT_BYTES = 64 * 1024 * 1024
-TOO_BIG = f"more than {MAX_INPUT_BYTES >> 20} MiB (the most pmanifest reads from one input)"
-_KINDS = ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-          (stat.S_ISSOCK, "a socket"))
-
-
-class Unreadable(Exception):
-    """An input that cannot be read: the reason, in words that follow "cannot read: "."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
-
-
-def read_limited(path: str) -> tuple[bytes, Identity | None]:
-    """The bytes of a regular file or FIFO and its identity; Unreadable for anything else
-    (a directory raises IsADirectoryError), or beyond MAX_INPUT_BYTES."""
-    try:
-        found = os.stat(path)
-    except OSError as exc:
-        raise Unreadable(exc.strerror or str(exc)) from None
-    for test, kind in _KINDS:
-        if test(found.st_mode):
-            raise Unreadable(f"{kind}, not a file")
-    if stat.S_ISREG(found.st_mode) and found.st_size > MAX_INPUT_BYTES:
-        raise Unreadable(TOO_BIG)
-    try:
-        with open(path, "rb") as handle:
-            return read_stream(handle), _identity(handle)
-    except IsADirectoryError:
-        raise
-    except OSError as exc:
-        raise Unreadable(exc.strerror or str(exc)) from None
-
-
-def read_stream(stream: BinaryIO) -> bytes:
-    """All of an open stream (stdin, a pipe), or Unreadable beyond MAX_INPUT_BYTES."""
-    raw = stream.read(MAX_INPUT_BYTES + 1)
-    if len(raw) > MAX_INPUT_BYTES:
-        raise Unreadable(TOO_BIG)
-    return raw
 
 
 @dataclass(frozen=True)
@@ -149,7 +105,7 @@ def iter_inputs(
         if path == "-":
             try:
                 yield Source(stdin_name, read_stream(sys.stdin.buffer),
-                             _identity(sys.stdin.buffer))
+                             identity_of(sys.stdin.buffer))
             except Unreadable as exc:
                 yield Problem(stdin_name, f"cannot read: {exc.reason}", named=True)
         elif os.path.isdir(path):
@@ -230,15 +186,6 @@ class _Walk:
         if parent == real or parent.startswith(real.rstrip(os.sep) + os.sep):
             return "symlink loop; directory skipped"
         return f"symbolic link to {first}, which is linted under that name; skipped"
-
-
-def _identity(handle: object) -> Identity | None:
-    """(device, inode) of an open regular file, None for a pipe, a terminal or no file."""
-    try:
-        found = os.fstat(handle.fileno())  # type: ignore[attr-defined]
-    except (AttributeError, OSError, ValueError):
-        return None
-    return (found.st_dev, found.st_ino) if stat.S_ISREG(found.st_mode) else None
 
 
 def _read(path: str) -> Source | Problem:

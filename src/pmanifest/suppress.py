@@ -62,8 +62,14 @@ def unknown_names(names: str) -> list[str]:
             if name.strip() and lookup(name.strip()) is None]
 
 
+_SHOWN = 60  # characters of an unknown name echoed in the message (a comment can be 100 KB)
+
+
 def _unknown_message(where: str, name: str) -> str:
-    return (f"{where} names {name!r}, which is no rule{suggest(name)}, so it suppresses "
+    shown = repr(name)
+    if len(name) > _SHOWN:
+        shown = f"{name[:_SHOWN - 3]!r}... ({len(name):,} characters)"
+    return (f"{where} names {shown}, which is no rule{suggest(name)}, so it suppresses "
             "nothing; `pmanifest rules` lists the ids and slugs")
 
 

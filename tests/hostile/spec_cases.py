@@ -49,4 +49,5 @@ SPECS: dict[str, bytes | str] = {
     "requests-int-key": W + "    resources: {requests: {cpu: 1, 2: 3}}\n",
     "aliased-int-key": W + "    gpus: &g 1\n    env: {*g : x}\n",
     "int-key-in-a-toleration-list": W + "    tolerations: [{key: a}, {7: b}]\n",
+    "hex-int-key": W + "    labels:\n      0x10: x\n",
 }

@@ -7,13 +7,16 @@ import contextlib
 import os
 import socket
 import stat
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
-from pmanifest.sources import MAX_INPUT_BYTES
+from pmanifest.reading import MAX_INPUT_BYTES
 from tests.hostile.conftest import invoke, run_real, summary
 from tests.hostile.corpus import PREEMPTIBLE_POD
 
@@ -227,3 +230,52 @@ def test_a_tree_deeper_than_the_recursion_limit_is_walked(runner: CliRunner,
             path = path.parent
     assert result.exit_code == 1
     assert result.stdout.endswith(f"/d/pod.yaml:5:3: {GRACE_900}")
+
+
+CLUSTER_INPUTS = {  # a command that reads a cluster request or event file named "c.json"
+    "lint --cluster": ["lint", "k.yaml", "--cluster", "c.json"],
+    "render --cluster": ["render", "-f", "spec.yaml", "--cluster", "c.json"],
+    "cluster check": ["cluster", "check", "c.json"],
+    "cluster events": ["cluster", "events", "c.json"],
+}
+
+
+def _cluster_inputs(tmp_path: Path) -> None:
+    (tmp_path / "k.yaml").write_text(PREEMPTIBLE_POD)
+    (tmp_path / "spec.yaml").write_text(SPEC)
+
+
+@pytest.mark.parametrize("command", CLUSTER_INPUTS)
+def test_cluster_files_refuse_a_device(runner: CliRunner, tmp_path: Path, command: str) -> None:
+    """These read the whole file: /dev/zero grew to 11-14 GB before they were bounded."""
+    _cluster_inputs(tmp_path)
+    kind = _endless_device(tmp_path / "c.json")
+    result = invoke(runner, CLUSTER_INPUTS[command])
+    assert (result.exit_code, result.stdout, result.stderr) == (
+        2, "", f"c.json: cannot read: {kind}, not a file\n")
+
+
+@pytest.mark.parametrize("command", CLUSTER_INPUTS)
+def test_cluster_files_read_an_endless_fifo_up_to_the_cap(runner: CliRunner, tmp_path: Path,
+                                                          command: str) -> None:
+    _cluster_inputs(tmp_path)
+    with _endless_fifo(tmp_path / "c.json"):
+        result = invoke(runner, CLUSTER_INPUTS[command])
+    assert (result.exit_code, result.stdout, result.stderr) == (
+        2, "", f"c.json: cannot read: {TOO_BIG}\n")
+
+
+@pytest.mark.parametrize("command", [["cluster", "check", "-"], ["cluster", "events", "-"]])
+def test_cluster_stdin_is_read_up_to_the_cap(tmp_path: Path, command: list[str]) -> None:
+    """stdin from an endless device (``< /dev/zero``), in a real process."""
+    kind = _endless_device(tmp_path / "zero")
+    if kind != "a character device":  # not root: no device to read from; a FIFO instead
+        (tmp_path / "zero").unlink()
+    with contextlib.ExitStack() as stack:
+        if kind != "a character device":
+            stack.enter_context(_endless_fifo(tmp_path / "zero"))
+        stdin = stack.enter_context((tmp_path / "zero").open("rb"))
+        proc = subprocess.run([sys.executable, "-m", "pmanifest", *command], cwd=tmp_path,
+                              stdin=stdin, capture_output=True, timeout=60, check=False)
+    assert (proc.returncode, proc.stdout, proc.stderr.decode()) == (
+        2, b"", f"<stdin>: cannot read: {TOO_BIG}\n")

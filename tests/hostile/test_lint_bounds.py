@@ -17,6 +17,10 @@ from tests.hostile.lint_inputs import job_list, long_comment, selector_keys
 ROOT = Path(__file__).resolve().parents[2]
 PM303 = ("error PM303[trap-lost-by-exec] `exec ./train` replaces the shell, discarding the TERM "
          "trap (line {trap}): run it in the background and `wait` for it instead")
+PM201 = ("error PM201[grace-period-over-limit] terminationGracePeriodSeconds is 900, above the "
+         "300 s cap of preemptible nodes (together profile): the node is removed 300 s after "
+         "the notice whatever the pod is doing; set it to 300 or less and finish the "
+         "checkpoint inside that window\n")
 
 
 def test_a_list_of_jobs_with_a_shell_finding_each_is_linear(tmp_path: Path,
@@ -25,12 +29,10 @@ def test_a_list_of_jobs_with_a_shell_finding_each_is_linear(tmp_path: Path,
     parse for all the findings now."""
     (tmp_path / "list.yaml").write_text(job_list(650))
     result = invoke(runner, ["lint", "list.yaml"])
-    lines = result.stdout.splitlines()
-    assert result.exit_code == 1
-    assert len(lines) == 650
-    assert lines[0] == "list.yaml:25:19: " + PM303.format(trap=24)
-    assert lines[-1] == f"list.yaml:{25 + 22 * 649}:19: " + PM303.format(trap=24 + 22 * 649)
-    assert result.stderr == summary("650 errors, 0 warnings, 0 info in 1 file (650 objects)")
+    expected = "".join(f"list.yaml:{25 + 22 * i}:19: " + PM303.format(trap=24 + 22 * i) + "\n"
+                       for i in range(650))  # each Job is 22 lines
+    assert (result.exit_code, result.stdout, result.stderr) == (
+        1, expected, summary("650 errors, 0 warnings, 0 info in 1 file (650 objects)"))
 
 
 def test_ten_thousand_selector_keys_skip_the_edit_distance(tmp_path: Path,
@@ -48,8 +50,21 @@ def test_a_long_comment_line_is_read_in_one_pass(tmp_path: Path, runner: CliRunn
     known rule, so the finding stays."""
     (tmp_path / "comment.yaml").write_text(long_comment(100_000))
     result = invoke(runner, ["lint", "comment.yaml"])
-    assert result.exit_code == 1
-    assert result.stdout.startswith("comment.yaml:6:3: error PM201[grace-period-over-limit] ")
+    assert (result.exit_code, result.stdout, result.stderr) == (
+        1, "comment.yaml:6:3: " + PM201,
+        summary("1 error, 0 warnings, 0 info in 1 file (1 object)"))
+
+
+def test_a_long_unknown_name_is_cut_in_the_message(tmp_path: Path, runner: CliRunner) -> None:
+    """PM005 on the same comment: its message echoed all 100 KB of the name."""
+    (tmp_path / "comment.yaml").write_text(long_comment(100_000))
+    result = invoke(runner, ["lint", "comment.yaml", "--select", "PM005", "--select", "PM201"])
+    assert (result.exit_code, result.stdout, result.stderr) == (1, (
+        "comment.yaml:5:23: warning PM005[suppression-suppresses-nothing] `# pmanifest: "
+        "ignore` names '" + "PM201 " * 9 + "PM2'... (99,997 characters), which is no rule, so "
+        "it suppresses nothing; `pmanifest rules` lists the ids and slugs\n"
+        "comment.yaml:6:3: " + PM201),
+        summary("1 error, 1 warning, 0 info in 1 file (1 object)", 4))
 
 
 def test_inline_suppressions_still_read_as_before() -> None:
@@ -93,14 +108,13 @@ spec:
       containers: [{name: api, image: nginx}]
 """)
     result = invoke(runner, ["lint", "d.yaml", "--select", "PM002"])
-    assert result.exit_code == 1
-    assert result.stdout == (
+    assert (result.exit_code, result.stdout, result.stderr) == (1, (
         "d.yaml:5:3: error PM002[schema-invalid] spec.replicas is 3000000000, which does not "
         "fit in int32 (-2147483648 to 2147483647); use a smaller value\n"
         "d.yaml:10:7: error PM002[schema-invalid] "
         "spec.template.spec.terminationGracePeriodSeconds is 10000000000000000000000, which "
         "does not fit in int64 (-9223372036854775808 to 9223372036854775807); use a smaller "
-        "value\n")
+        "value\n"), summary("2 errors, 0 warnings, 0 info in 1 file (1 object)", 3))
 
 
 def test_render_refuses_integers_too_large_for_kubernetes_at_the_spec_line(
@@ -121,9 +135,9 @@ def test_an_unquoted_version_in_the_config_says_quote_it(tmp_path: Path,
     (tmp_path / ".pmanifest.yaml").write_text("kubernetesVersion: 1.30\n")
     (tmp_path / "k.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
     result = invoke(runner, ["lint", "k.yaml"])
-    assert (result.exit_code, result.stdout) == (2, "")
-    assert result.stderr.endswith(".pmanifest.yaml:1:20: kubernetesVersion must be a string, "
-                                  "got number; quote it to make it a string\n")
+    assert (result.exit_code, result.stdout, result.stderr) == (2, "", (
+        f"{Path.cwd() / '.pmanifest.yaml'}:1:20: kubernetesVersion must be a string, got "
+        "number; quote it to make it a string\n"))
 
 
 def test_a_pyproject_tool_section_that_is_not_a_table_is_an_error(
@@ -148,8 +162,8 @@ template:
     containers: [{name: main, image: busybox}]
 """)
     result = invoke(runner, ["lint", "t.yaml", "--select", "PM201"])
-    assert result.exit_code == 1
-    assert result.stdout.startswith("t.yaml:7:5: error PM201[grace-period-over-limit] ")
+    assert (result.exit_code, result.stdout, result.stderr) == (
+        1, "t.yaml:7:5: " + PM201, summary("1 error, 0 warnings, 0 info in 1 file (1 object)", 3))
 
 
 def test_the_bench_script_runs(tmp_path: Path) -> None:

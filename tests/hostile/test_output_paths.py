@@ -8,6 +8,8 @@ import os
 import shutil
 import socket
 import stat
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -149,3 +151,62 @@ def test_a_directory_is_refused(tmp_path: Path, runner: CliRunner, flag: str) ->
     result = invoke(runner, args)
     assert (result.exit_code, result.stderr) == (2, f"out: is a directory; {flag} needs a "
                                                     "file path\n")
+
+
+CLUSTER = ROOT / "examples" / "cluster"
+
+
+def _unchanged(path: Path, run: list[str], runner: CliRunner, expected: str) -> None:
+    before = path.read_bytes()
+    result = invoke(runner, run)
+    assert (result.exit_code, result.stdout, result.stderr) == (2, "", expected)
+    assert path.read_bytes() == before
+
+
+def test_render_output_onto_one_of_its_templates_is_refused(tmp_path: Path,
+                                                           runner: CliRunner) -> None:
+    _spec(tmp_path)
+    (tmp_path / "t").mkdir()
+    (tmp_path / "t" / "job.yaml.j2").write_text(CONFIGMAP)
+    _unchanged(tmp_path / "t" / "job.yaml.j2",
+               ["render", "-f", "spec.yaml", "--templates", "t", "-O", "t/job.yaml.j2"], runner,
+               "t/job.yaml.j2: -O is one of the inputs: writing there would destroy it; choose "
+               "another path\n")
+
+
+def test_render_output_onto_its_cluster_file_is_refused(tmp_path: Path,
+                                                        runner: CliRunner) -> None:
+    _spec(tmp_path)
+    shutil.copy(CLUSTER / "create-request.json", tmp_path / "c.json")
+    _unchanged(tmp_path / "c.json",
+               ["render", "-f", "spec.yaml", "--cluster", "c.json", "-O", "c.json"], runner,
+               "c.json: -O is one of the inputs: writing there would destroy it; choose another "
+               "path\n")
+
+
+def test_cluster_events_plot_onto_the_spec_is_refused(tmp_path: Path,
+                                                      runner: CliRunner) -> None:
+    spec = _spec(tmp_path)
+    shutil.copy(CLUSTER / "kubectl-events.json", tmp_path / "ev.json")
+    _unchanged(spec, ["cluster", "events", "ev.json", "--spec", "spec.yaml", "--plot",
+                      "spec.yaml"], runner,
+               "spec.yaml: --plot is one of the inputs: writing there would destroy it; choose "
+               "another path\n")
+
+
+@pytest.mark.parametrize(("args", "name", "flag"), [
+    (["render", "-f", "-", "-O", "spec.yaml"], "spec.yaml", "-O"),
+    (["cluster", "check", "-", "--output", "spec.yaml"], "spec.yaml", "--output"),
+])
+def test_an_output_onto_the_file_given_as_stdin_is_refused(tmp_path: Path, args: list[str],
+                                                           name: str, flag: str) -> None:
+    """``< spec.yaml``: stdin is that file; writing the output there would replace it."""
+    spec = _spec(tmp_path)
+    before = spec.read_bytes()
+    with spec.open("rb") as stdin:
+        proc = subprocess.run([sys.executable, "-m", "pmanifest", *args], cwd=tmp_path,
+                              stdin=stdin, capture_output=True, timeout=60, check=False)
+    assert (proc.returncode, proc.stdout, proc.stderr.decode()) == (2, b"", (
+        f"{name}: {flag} is one of the inputs (stdin): writing there would destroy it; choose "
+        "another path\n"))
+    assert spec.read_bytes() == before

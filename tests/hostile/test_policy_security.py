@@ -172,10 +172,9 @@ def test_an_internal_ref_still_works(tmp_path: Path, runner: CliRunner) -> None:
 def test_a_catastrophic_pattern_runs_in_linear_time(tmp_path: Path, runner: CliRunner) -> None:
     """``^(a+)+$`` against 40 a's and a b never finished with Python's re; RE2 is linear."""
     schema = "properties:\n  metadata: {properties: {name: {pattern: '^(a+)+$'}}}\n"
-    code, out, _ = _lint_with(tmp_path, runner, schema, name="a" * 40 + "b")
-    assert code == 1
-    assert out == (f"cm.yaml:3:12: error ACME001[hostile] metadata.name: '{'a' * 40}b' does "
-                   "not match '^(a+)+$'\n")
+    assert _lint_with(tmp_path, runner, schema, name="a" * 40 + "b") == (1, (
+        f"cm.yaml:3:12: error ACME001[hostile] metadata.name: '{'a' * 40}b' does not match "
+        "'^(a+)+$'\n"), summary("1 error, 0 warnings, 0 info in 1 file (1 object)", 3))
 
 
 def test_catastrophic_pattern_properties_run_in_linear_time(tmp_path: Path,
@@ -186,11 +185,10 @@ def test_catastrophic_pattern_properties_run_in_linear_time(tmp_path: Path,
         patternProperties: {'^(a+)+$': true}
         additionalProperties: false
     """
-    (tmp_path / "pol").mkdir()
-    code, out, _ = _lint_with(tmp_path, runner, schema)
-    assert code == 1
-    assert out == ("cm.yaml:3:12: error ACME001[hostile] metadata.name: Additional properties "
-                   "are not allowed ('name' was unexpected)\n")
+    assert _lint_with(tmp_path, runner, schema) == (1, (
+        "cm.yaml:3:12: error ACME001[hostile] metadata.name: Additional properties are not "
+        "allowed ('name' was unexpected)\n"),
+        summary("1 error, 0 warnings, 0 info in 1 file (1 object)", 3))
 
 
 def test_a_pattern_re2_cannot_run_is_refused_with_its_line(tmp_path: Path,
@@ -217,14 +215,88 @@ def test_format_specs_are_checked_at_load_time(tmp_path: Path, runner: CliRunner
 
 def test_text_format_specs_work_on_any_value(tmp_path: Path, runner: CliRunner) -> None:
     """``{limit:s}`` on a list, ``{value:>6}`` on None (a missing key): formatted as text."""
-    code, out, _ = _lint_with(tmp_path, runner, "required: [spec]\n",
-                              message="[{value:>6}] {limit:s} {field:.2}")
-    assert (code, out) == (1, "cm.yaml:1:1: error ACME001[hostile] [  None] ['spec'] sp\n")
+    assert _lint_with(tmp_path, runner, "required: [spec]\n",
+                      message="[{value:>6}] {limit:s} {field:.2}") == (
+        1, "cm.yaml:1:1: error ACME001[hostile] [  None] ['spec'] sp\n",
+        summary("1 error, 0 warnings, 0 info in 1 file (1 object)", 3))
 
 
 def test_huge_values_are_cut_in_messages(tmp_path: Path, runner: CliRunner) -> None:
-    code, out, _ = _lint_with(tmp_path, runner, "properties:\n  metadata: {maxProperties: 0}\n",
-                              message="{value!r}", name="n" * 100_000)
-    assert code == 1
-    assert len(out) < 1100
-    assert out.endswith("...\n")
+    """``{value!r}`` of a mapping holding a 100,000-character name: cut at 1,000 characters."""
+    value = repr({"name": "n" * 100_000})
+    assert _lint_with(tmp_path, runner, "properties:\n  metadata: {maxProperties: 0}\n",
+                      message="{value!r}", name="n" * 100_000) == (
+        1, f"cm.yaml:3:1: error ACME001[hostile] {value[:997]}...\n",
+        summary("1 error, 0 warnings, 0 info in 1 file (1 object)", 3))
+
+
+REF_PLACEHOLDER = """\
+$defs:
+  together: {type: object}
+$ref: '#/$defs/{profile.name}'
+"""
+SELF_UNDER_GKE = """\
+$defs:
+  together: {type: object}
+  gke: {$ref: '#/$defs/{profile.name}'}
+$ref: '#/$defs/gke'
+"""
+
+
+@pytest.mark.parametrize(("schema", "where"), [(REF_PLACEHOLDER, "11:9"),
+                                               (SELF_UNDER_GKE, "11:17")])
+@pytest.mark.parametrize("how", ["--profile", "config"])
+def test_a_placeholder_in_a_ref_is_refused_whatever_the_profile(
+        tmp_path: Path, runner: CliRunner, schema: str, where: str, how: str) -> None:
+    """Under gke these pointed nowhere (exit 3 PointerToNowhere) or at themselves (exit 3
+    RecursionError): the load-time check only saw the default profile's values."""
+    (tmp_path / "pol").mkdir()
+    (tmp_path / "pol" / "p.yaml").write_text(
+        HEADER + "schema:\n" + textwrap.indent(schema, "  "))
+    (tmp_path / "cm.yaml").write_text(CONFIGMAP % "x")
+    args = ["lint", "cm.yaml", "--policies", "pol", "--select", "ACME001"]
+    if how == "config":
+        (tmp_path / ".pmanifest.yaml").write_text("profile: gke\n")
+    else:
+        args += ["--profile", "gke"]
+    result = invoke(runner, args)
+    assert (result.exit_code, result.stdout, result.stderr) == (2, "", (
+        f"pol/p.yaml:{where}: $ref '#/$defs/{{profile.name}}': a reference cannot hold a "
+        "profile placeholder (what it points at must not depend on the profile); put the "
+        "placeholder in the subschema instead\n"))
+
+
+def test_the_schema_is_checked_with_every_profiles_values(tmp_path: Path,
+                                                          runner: CliRunner) -> None:
+    """Valid with the default profile's label value, not with gke's ("true")."""
+    schema = "required: ['{profile.labelValue}', 'true']\n"
+    assert _lint_with(tmp_path, runner, schema) == (2, "", (
+        "pol/p.yaml:9:13: schema is not a valid JSON Schema (draft 2020-12) (with profile gke): "
+        "['true', 'true'] has non-unique elements\n"))
+
+
+@pytest.mark.parametrize(("additional", "expected"), [
+    ("false", ["cm.yaml:4:12: error ACME001[hostile] metadata.labels[1]: Additional properties "
+               "are not allowed (1 was unexpected)"]),
+    ("{type: integer}", ["cm.yaml:4:12: error ACME001[hostile] metadata.labels[1]: 'x' is not "
+                         "of type 'integer'"]),
+])
+def test_pattern_properties_meet_a_number_key(tmp_path: Path, runner: CliRunner,
+                                              additional: str, expected: list[str]) -> None:
+    """``labels: {1: x}`` keeps the integer key: RE2 was handed an int (exit 3 TypeError)."""
+    (tmp_path / "pol").mkdir()
+    (tmp_path / "pol" / "p.yaml").write_text(HEADER + textwrap.dedent(f"""\
+        schema:
+          properties:
+            metadata:
+              properties:
+                labels:
+                  patternProperties: {{'^[a-z]+$': {{type: string}}}}
+                  additionalProperties: {additional}
+        """))
+    (tmp_path / "cm.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n"
+                                      "  labels: {1: x, ok: y}\n  name: n\n")
+    result = invoke(runner, ["lint", "cm.yaml", "--policies", "pol", "--select", "ACME001"])
+    assert (result.exit_code, result.stdout, result.stderr) == (
+        1, "".join(line + "\n" for line in expected),
+        summary("1 error, 0 warnings, 0 info in 1 file (1 object)", 3))

@@ -62,6 +62,8 @@ COMMANDS = {
     "policy-test": ["policy", "test", str(ROOT / "examples" / "policies")],
     "version": ["--version"],
     "help": ["--help"],
+    "lint-help": ["lint", "--help"],
+    "cluster-events-help": ["cluster", "events", "--help"],
 }
 
 
@@ -78,7 +80,7 @@ def test_a_full_stdout_is_exit_2(work: Path, name: str) -> None:
         assert _with_stdout(COMMANDS[name], full, work) == (2, NO_SPACE)
 
 
-@pytest.mark.parametrize("name", ["render", "lint", "schema", "rules", "explain"])
+@pytest.mark.parametrize("name", list(COMMANDS))
 def test_a_closed_stdout_is_exit_2(work: Path, name: str) -> None:
     assert _closed_stdout(COMMANDS[name], work) == (2, CLOSED)
 

@@ -113,6 +113,8 @@ EXPECTED: dict[str, str] = {
     'int-key-in-a-toleration-list': (
         "5:30: unknown key '7' in workloads[0].tolerations[1]; remove it (allowed: effect, "
         "key, operator, tolerationSeconds, value)"),
+    'hex-int-key': (  # the hint quotes the key as written: "16" would be another label
+        '6:7: workloads[0].labels key 0x10 must be a string, got integer; quote it: "0x10"'),
 }
 
 
@@ -207,3 +209,52 @@ def test_fractional_and_infinite_floats_are_refused_at_the_spec(
         f"    {field}\n    image: x\n")
     result = invoke(runner, ["render", "-f", "spec.yaml"])
     assert (result.exit_code, result.stdout, result.stderr) == (2, "", f"spec.yaml:{message}\n")
+
+
+SCALAR_KEYS = ("apiVersion: pmanifest/v1\nworkloads:\n  - name: a\n    role: serving\n"
+               "    image: x\n    labels: {%s: a, %s: b, %s: c, %s: d}\n")
+
+
+def test_float_boolean_and_null_keys_are_the_text_written(runner: CliRunner,
+                                                          tmp_path: Path) -> None:
+    """``labels: {true: x}``: the loader keeps a float, boolean or null key as the text it was
+    written as (what kubectl makes of it), so the label is exactly what the spec says; only an
+    integer, whose text can differ from its value (0x10), must be quoted."""
+    (tmp_path / "plain.yaml").write_text(SCALAR_KEYS % ("true", "1.5", "null", "yes"))
+    (tmp_path / "quoted.yaml").write_text(SCALAR_KEYS % ('"true"', '"1.5"', '"null"', '"yes"'))
+    plain = invoke(runner, ["render", "-f", "plain.yaml"])
+    quoted = invoke(runner, ["render", "-f", "quoted.yaml"])
+    assert (quoted.exit_code, quoted.stderr) == (0, "")
+    assert "    'true': a\n    '1.5': b\n    'null': c\n    'yes': d\n" in quoted.stdout
+    assert (plain.exit_code, plain.stdout, plain.stderr) == (0, quoted.stdout, "")
+
+
+VLLM = Path(__file__).resolve().parents[2] / "examples" / "serving-vllm.yaml"
+STARTUP = "periodSeconds: 10, failureThreshold: 180"
+
+
+@pytest.mark.parametrize(("startup", "rendered"), [
+    ("periodSeconds: 10, failureThreshold: 2147483647",
+     "periodSeconds: 10\n          failureThreshold: 2147483647"),
+    ("periodSeconds: 2147483647, failureThreshold: 180",
+     "periodSeconds: 2147483647\n          failureThreshold: 180"),
+    ("initialDelaySeconds: 2147483647, periodSeconds: 2147483647, failureThreshold: 2147483647",
+     "initialDelaySeconds: 2147483647\n          periodSeconds: 2147483647\n"
+     "          failureThreshold: 2147483647"),
+])
+def test_a_startup_probe_at_the_int32_limit_caps_the_progress_deadline(
+        runner: CliRunner, tmp_path: Path, startup: str, rendered: str) -> None:
+    """The deadline derived from the probes (period x threshold + 300 s) overflowed int32 and
+    failed as "fix the template" naming the built-in deployment.yaml.j2; it is capped at the
+    field's limit (68 years: the probes allow as much)."""
+    text = VLLM.read_text()
+    assert STARTUP in text
+    (tmp_path / "vllm.yaml").write_text(text)
+    (tmp_path / "slow.yaml").write_text(text.replace(STARTUP, startup))
+    normal = invoke(runner, ["render", "-f", "vllm.yaml"])
+    slow = invoke(runner, ["render", "-f", "slow.yaml"])
+    expected = normal.stdout.replace(
+        "progressDeadlineSeconds: 2105", "progressDeadlineSeconds: 2147483647").replace(
+        "periodSeconds: 10\n          failureThreshold: 180", rendered)
+    assert expected != normal.stdout
+    assert (slow.exit_code, slow.stdout, slow.stderr) == (0, expected, "")

@@ -5,7 +5,10 @@ and stderr exactly."""
 
 from __future__ import annotations
 
+import resource
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -122,3 +125,46 @@ def test_the_timer_and_the_memory_limit_are_restored(runner: CliRunner, tmp_path
     invoke(runner, ["render", "-f", "spec.yaml"])
     assert (signal.getsignal(signal.SIGALRM), resource.getrlimit(resource.RLIMIT_AS)) == before
     assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+
+
+def _render_capped(tmp_path: Path) -> subprocess.CompletedProcess[bytes]:
+    """``render --templates templates`` in a real process whose address space is capped at
+    2 GiB, so that a regression fails (exit 3) instead of taking the machine's memory."""
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+    return subprocess.run([sys.executable, "-m", "pmanifest", "render", "-f", "spec.yaml",
+                           "--templates", "templates"], cwd=tmp_path, capture_output=True,
+                          timeout=120, check=False, preexec_fn=cap)
+
+
+MEMORY = "template used more than 256 MiB of memory (the memory budget of a render)"
+
+
+@pytest.mark.parametrize("expression", [
+    "('x'|center(1000000000))|length",
+    "('x'|center(1000000000))|wordcount }}{{ ('x'|center(1000000000))|wordcount",
+    "('%*s'|format(1000000000, 'x'))|length",
+    "('%1000000000d' % 1)|length",
+    "'{:>1000000000}'.format(1)|length",
+    "'x'.ljust(1000000000)|length",
+])
+def test_a_huge_width_meets_the_memory_budget(tmp_path: Path, expression: str) -> None:
+    """Constant expressions were evaluated while Jinja compiled the template, before any budget
+    applied: exit 0 with a 1 GB string built (2.9 GB for a width of 2999999999), or 27 s for
+    two wordcounts."""
+    templates = _templates(tmp_path, HEAD + f'data: {{a: "{{{{ {expression} }}}}"}}\n')
+    proc = _render_capped(tmp_path)
+    assert (proc.returncode, proc.stdout, proc.stderr.decode()) == (2, b"", (
+        f"{templates / 'job.yaml.j2'}:4: {MEMORY}; fix the template\n"))
+
+
+def test_compiling_a_huge_template_is_within_the_budgets(tmp_path: Path) -> None:
+    """A million expressions (7 MB) took 57 s and 5 GB to compile before any budget applied;
+    compiling is now inside them."""
+    templates = _templates(tmp_path, HEAD + "{% if false %}" + "{{ 1 }}" * 1_000_000
+                           + "{% endif %}\n")
+    proc = _render_capped(tmp_path)
+    assert (proc.returncode, proc.stdout, proc.stderr.decode()) == (2, b"", (
+        f"{templates / 'job.yaml.j2'}: template ran longer than 5 s (the time budget of a "
+        "render); fix the template\n"))

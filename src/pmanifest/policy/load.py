@@ -171,22 +171,36 @@ def _match(raw: dict[str, Any]) -> Match:
 
 
 def _check_json_schema(schema: Any, fail: Callable[..., ConfigError]) -> None:
+    """The schema as compiled for every built-in profile (placeholders become that profile's
+    values) passes the safety checks and is a valid JSON Schema; a problem that only one
+    profile's values bring names that profile."""
+    from pmanifest.profile import profile_names
+
+    checked: list[Any] = []
+    for name in [DEFAULT_PROFILE, *(n for n in profile_names() if n != DEFAULT_PROFILE)]:
+        compiled = substitute(schema, get_profile(name))
+        if compiled in checked:
+            continue
+        checked.append(compiled)
+        _check_compiled(compiled, fail, "" if name == DEFAULT_PROFILE else
+                        f" (with profile {name})")
+
+
+def _check_compiled(compiled: Any, fail: Callable[..., ConfigError], under: str) -> None:
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import SchemaError
 
     from pmanifest.policy.safety import problems
 
-    # check the schema as compiled for the default profile: placeholders become values
-    compiled = substitute(schema, get_profile(DEFAULT_PROFILE))
     for where, problem in problems(compiled):
         is_key = len(where) >= 2 and where[-2] == "patternProperties"
-        raise fail(problem, ("schema", *where), value=not is_key)
+        raise fail(problem + under, ("schema", *where), value=not is_key)
     try:
         Draft202012Validator.check_schema(compiled)
     except SchemaError as exc:
         path: Path = ("schema", *exc.absolute_path)
-        raise fail(f"schema is not a valid JSON Schema (draft 2020-12): {exc.message}", path,
-                   value=True) from None
+        raise fail(f"schema is not a valid JSON Schema (draft 2020-12){under}: {exc.message}",
+                   path, value=True) from None
 
 
 def policy_files(directory: str | FsPath) -> list[FsPath]:

@@ -111,11 +111,8 @@ def substitute(schema: Any, profile: Profile) -> Any:
 def _placeholder_problems(schema: Any, path: Path = ()) -> Iterator[tuple[Path, str]]:
     if isinstance(schema, dict):
         for key, value in schema.items():
-            if key == "errorMessage":
-                for text in (value.values() if isinstance(value, dict) else [value]):
-                    problem = template_problem(text) if isinstance(text, str) else None
-                    if problem:
-                        yield (*path, key), problem
+            if key in ("errorMessage", "$ref"):
+                yield from _special_problems(key, value, (*path, key))
                 continue
             yield from _placeholder_problems(value, (*path, key))
     elif isinstance(schema, list):
@@ -128,3 +125,16 @@ def _placeholder_problems(schema: Any, path: Path = ()) -> Iterator[tuple[Path, 
                              + ", ".join("{" + n + "}" for n in PROFILE_NAMES))
 
 
+def _special_problems(key: str, value: Any, path: Path) -> Iterator[tuple[Path, str]]:
+    """``errorMessage`` holds message templates; a ``$ref`` holds no placeholder."""
+    if key == "errorMessage":
+        for text in (value.values() if isinstance(value, dict) else [value]):
+            problem = template_problem(text) if isinstance(text, str) else None
+            if problem:
+                yield path, problem
+    elif isinstance(value, str) and _PLACEHOLDER.search(value):
+        yield path, (f"$ref {value!r}: a reference cannot hold a profile placeholder (what it "
+                     "points at must not depend on the profile); put the placeholder in the "
+                     "subschema instead")
+    else:
+        yield from _placeholder_problems(value, path)

@@ -193,8 +193,8 @@ def _pattern_properties(validator: Any, patterns: dict[str, Any], instance: Any,
     if not validator.is_type(instance, "object"):
         return
     for pattern, subschema in patterns.items():
-        for key, value in instance.items():
-            if search(pattern)(key) is not None:
+        for key, value in instance.items():  # YAML keys may be numbers, booleans, null
+            if search(pattern)(str(key)) is not None:
                 yield from validator.descend(value, subschema, path=key, schema_path=pattern)
 
 

@@ -178,7 +178,7 @@ def read_spec(path: str) -> tuple[str, str]:
     import sys
 
     from pmanifest.loader import decode
-    from pmanifest.sources import Unreadable, read_limited, read_stream
+    from pmanifest.reading import Unreadable, read_limited, read_stream
 
     name = "<stdin>" if path == "-" else path
     try:

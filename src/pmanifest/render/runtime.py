@@ -9,6 +9,7 @@ from typing import Any
 from pmanifest.schema import definition_fields, version_tuple
 from pmanifest.spec import Spec, WorkloadSpec
 from pmanifest.spec.runtime import PROBE_KINDS, EnvRef, Strategy
+from pmanifest.spec.schema_parts import INT32_MAX
 
 # Job fields of Indexed Jobs that exist in the schema of 1.28 as alpha (off by default, and the
 # API server drops a disabled field without a word) and are on by default from 1.29 (beta)
@@ -75,7 +76,8 @@ def progress_deadline(probes: dict[str, dict[str, Any]]) -> int | None:
     probe; past the deadline without progress the Deployment reports ProgressDeadlineExceeded
     and ``kubectl rollout status`` fails while the replica is still loading its weights. The
     budget is what the probes allow (Kubernetes' defaults for omitted fields) plus
-    PROGRESS_MARGIN."""
+    PROGRESS_MARGIN, at most INT32_MAX (the field is int32; probes at their own int32 limits
+    allow decades, and so does a deadline of 2^31 - 1 s)."""
     startup = probes.get("startup")
     if startup is None:
         return None
@@ -84,7 +86,7 @@ def progress_deadline(probes: dict[str, dict[str, Any]]) -> int | None:
     readiness = probes.get("readiness")
     if readiness is not None:
         budget += readiness.get("periodSeconds", 10) * readiness.get("successThreshold", 1)
-    needed = int(budget) + PROGRESS_MARGIN
+    needed = min(int(budget) + PROGRESS_MARGIN, INT32_MAX)
     return needed if needed > PROGRESS_DEADLINE_DEFAULT else None
 
 

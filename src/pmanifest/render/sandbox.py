@@ -1,14 +1,21 @@
 """Templates are code (``--templates`` brings the user's own): they run in Jinja's immutable
 sandbox, within budgets, and their failures are the template author's errors.
 
-- Time: all the templates of one render share ``RENDER_SECONDS``; a timer (SIGALRM, in the main
-  thread of a POSIX process) interrupts a template that runs past it.
+- Time: all the templates of one render share ``RENDER_SECONDS``, compiling them included; a
+  timer (SIGALRM, in the main thread of a POSIX process) interrupts a template that runs past
+  it.
 - Output: one template renders at most ``MAX_OUTPUT`` characters (the API server stores less
   than that in one object).
-- Memory: while templates run, the process may grow by at most ``MEMORY_HEADROOM`` (RLIMIT_AS,
-  on Linux); past it a template fails with MemoryError instead of exhausting the machine.
+- Memory: while templates compile and run, the process may grow by at most
+  ``MEMORY_HEADROOM`` (RLIMIT_AS, on Linux); past it a template fails with MemoryError instead
+  of exhausting the machine.
 - Single operations the timer cannot interrupt (one multiplication or power of huge numbers,
   repeating a string a billion times) are refused before they run.
+- Nothing of a template runs while it is compiled, outside these budgets: Jinja's optimizer
+  (constant folding) is off, and ``finalize`` takes the evaluation context, which keeps the
+  compiler from evaluating constant output (``{{ ('x'|center(2999999999))|length }}`` would
+  otherwise build 3 GB before any budget applies). A huge width (``center``, ``format``,
+  ``%``, ``ljust``) then meets the memory budget when the template runs.
 - The immutable sandbox has no in-place growth (``list.append``, ``dict.update``).
 
 A failure inside a template becomes a TemplateError naming the innermost user template and its
@@ -52,6 +59,15 @@ def sandbox_class() -> type:
     class Sandbox(ImmutableSandboxedEnvironment):
         intercepted_binops = frozenset({"*", "**", "+"})
 
+        def __init__(self, **options: Any) -> None:
+            from jinja2 import pass_eval_context
+
+            finalize = options.pop("finalize", None)
+            if finalize is not None:
+                options["finalize"] = pass_eval_context(
+                    lambda eval_ctx, value: finalize(value))
+            super().__init__(optimized=False, **options)
+
         def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
             _check_binop(operator, left, right)
             return super().call_binop(context, operator, left, right)
@@ -87,13 +103,14 @@ def _check_sequences(operator: str, left: Any, right: Any) -> None:
         raise OutOfBudget("joining sequences past the output budget is refused")
 
 
-def render_bounded(template: Any, context: dict[str, Any], deadline: float) -> str:
-    """The text of one template, within the time left before ``deadline`` (monotonic), the
-    output budget and the memory headroom."""
+def render_bounded(load: Callable[[], Any], context: dict[str, Any], deadline: float) -> str:
+    """The text of the template ``load()`` compiles (or takes from the cache), compiled and
+    rendered within the time left before ``deadline`` (monotonic), the output budget and the
+    memory headroom: a template of a million expressions takes long to compile, too."""
     parts: list[str] = []
     size = 0
     with _memory_limit(), _timer(deadline - time.monotonic()):
-        for chunk in template.generate(**context):
+        for chunk in load().generate(**context):
             size += len(chunk)
             if size > MAX_OUTPUT:
                 raise OutOfBudget(f"template output is larger than {MAX_OUTPUT >> 20} MiB "

@@ -27,10 +27,14 @@ def _builtin_source(name: str) -> tuple[str, str, Callable[[], bool]] | None:
     return resource.read_text(encoding="utf-8"), _BUILTIN_PREFIX + name, lambda: True
 
 
+def _user_name(name: str) -> bool:
+    return not ("/" in name or "\\" in name or name in ("", ".", ".."))
+
+
 def _user_source(root: FsPath, name: str) -> tuple[str, str, Callable[[], bool]] | None:
     """A template of ``--templates DIR`` by plain file name. Nothing outside the directory is
     readable: not through ``..`` or an absolute name, nor through a symbolic link."""
-    if "/" in name or "\\" in name or name in ("", ".", ".."):
+    if not _user_name(name):
         return None
     path = root / name
     if not path.is_file():
@@ -45,7 +49,7 @@ def _user_source(root: FsPath, name: str) -> tuple[str, str, Callable[[], bool]]
 
 def _read_template(real: FsPath, name: str) -> str:
     from pmanifest.loader import decode
-    from pmanifest.sources import Unreadable, read_limited
+    from pmanifest.reading import Unreadable, read_limited
 
     try:
         raw, _ = read_limited(str(real))
@@ -61,6 +65,7 @@ def _environment(templates_dir: str | None) -> Any:
     from jinja2 import ChoiceLoader, FunctionLoader, StrictUndefined
 
     loaders: list[Any] = []
+    root: FsPath | None = None
     if templates_dir is not None:
         if not FsPath(templates_dir).is_dir():
             raise InputError("--templates: not a directory; give a directory of *.j2 files",
@@ -72,6 +77,7 @@ def _environment(templates_dir: str | None) -> Any:
         loader=ChoiceLoader(loaders), undefined=StrictUndefined, autoescape=False,
         finalize=_finalize, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
     )
+    env.user_root = root
     env.filters["q"] = quote
     env.filters["yaml"] = to_yaml
     return env
@@ -89,6 +95,14 @@ def _wrapper_text(env: Any) -> str:
     return text
 
 
+def _filename(env: Any, name: str) -> str:
+    """The file the template ``name`` comes from, known before it is compiled."""
+    root = getattr(env, "user_root", None)
+    if root is not None and _user_name(name) and (root / name).is_file():
+        return str(root / name)
+    return _BUILTIN_PREFIX + name
+
+
 def _is_user(filename: str) -> bool:
     return not filename.startswith(_BUILTIN_PREFIX)
 
@@ -97,11 +111,9 @@ def _render_one(env: Any, name: str, context: dict[str, Any], version: str,
                 deadline: float) -> dict[str, Any]:
     from jinja2 import TemplateNotFound, TemplateSyntaxError
 
-    filename = _BUILTIN_PREFIX + name
+    filename = _filename(env, name)
     try:
-        template = env.get_template(name)
-        filename = template.filename or filename
-        text = render_bounded(template, context, deadline)
+        text = render_bounded(lambda: env.get_template(name), context, deadline)
     except TemplateSyntaxError as exc:
         raise TemplateError(f"template syntax error: {exc.message}; fix the template",
                             exc.filename or filename, exc.lineno) from None

@@ -56,7 +56,7 @@ def load_spec(text: str, file: str, profile: Profile | None = None) -> Spec:
                         "[...]); see `pmanifest schema`", file, pos.line, pos.column)
     refuse_manifest(data, positions, file)
     check_schema(data, positions, file)
-    refuse_non_string_keys(data, positions, file)
+    refuse_non_string_keys(data, positions, file, text)
     integral_floats_to_integers(data)
     if profile is None:  # --profile wins over cluster.profile
         profile = get_profile(data.get("cluster", {}).get("profile", DEFAULT_PROFILE))

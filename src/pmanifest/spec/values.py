@@ -4,6 +4,7 @@ Schema)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -28,17 +29,37 @@ def _containers(data: Any) -> Iterator[tuple[Path, dict[Any, Any] | list[Any]]]:
             stack.extend(((*path, i), v) for i, v in reversed(list(enumerate(value))))
 
 
-def refuse_non_string_keys(data: dict[str, Any], positions: Positions, file: str) -> None:
+def refuse_non_string_keys(data: dict[str, Any], positions: Positions, file: str,
+                           text: str = "") -> None:
     """Keys of maps the schema leaves open (labels, env, nodeSelector, resources) must be
-    strings, as Kubernetes object keys are."""
+    strings, as Kubernetes object keys are. Only integers reach here: the loader keeps a
+    float, boolean or null key as the text written (``1.5``, ``true``, ``null``), as kubectl
+    does, and that text is what the user wrote; an integer's text can differ from its value
+    (``0x10`` is 16), so the hint quotes it as written in ``text``."""
     for path, value in _containers(data):
         if not isinstance(value, dict):
             continue
         for key in value:
             if not isinstance(key, str):
                 pos = positions.at((*path, key))
-                raise SpecError(f"{dotted(path) or 'the spec'} key {key!r} must be a string, got "
-                                f"integer; quote it: \"{key}\"", file, pos.line, pos.column)
+                written = _written(text, pos.line, pos.column) or str(key)
+                raise SpecError(f"{dotted(path) or 'the spec'} key {written} must be a string, got "
+                                f"{_TYPE_NAMES.get(type(key), type(key).__name__)}; quote it: "
+                                f"\"{written}\"", file, pos.line, pos.column)
+
+
+_TYPE_NAMES = {int: "integer", bool: "boolean", float: "number", type(None): "null"}
+_PLAIN_KEY = re.compile(r"[^\s,:\[\]{}#]+")
+
+
+def _written(text: str, line: int, column: int) -> str | None:
+    """The plain scalar written at ``line``:``column`` of ``text`` (None for an alias, a tag,
+    an anchor or a quoted key)."""
+    lines = text.splitlines()
+    found = _PLAIN_KEY.match(lines[line - 1], column - 1) if 0 < line <= len(lines) else None
+    if found is None or found.group()[0] in "*&!'\"":
+        return None
+    return found.group()
 
 
 def integral_floats_to_integers(data: dict[str, Any]) -> None:

@@ -1,0 +1,81 @@
+"""Reading one input, bounded: every file pmanifest reads (manifests, specs, templates,
+cluster requests, event files) comes through here.
+
+Regular files, FIFOs (``<(helm template ...)``) and streams (stdin) are read up to
+``MAX_INPUT_BYTES``; a bigger input is refused, never read whole. Character and block devices
+and sockets are refused unread: ``/dev/zero`` never ends.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+from typing import BinaryIO
+
+from pmanifest.atomic import Identity
+from pmanifest.errors import InputError
+
+# The most read from one input: far above any manifest (the API server stores at most
+# ~1.5 MiB per object), far below what would exhaust memory.
+MAX_INPUT_BYTES = 64 * 1024 * 1024
+TOO_BIG = f"more than {MAX_INPUT_BYTES >> 20} MiB (the most pmanifest reads from one input)"
+_KINDS = ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+          (stat.S_ISSOCK, "a socket"))
+
+
+class Unreadable(Exception):
+    """An input that cannot be read: the reason, in words that follow "cannot read: "."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def read_limited(path: str) -> tuple[bytes, Identity | None]:
+    """The bytes of a regular file or FIFO and its identity; Unreadable for anything else
+    (a directory raises IsADirectoryError), or beyond MAX_INPUT_BYTES."""
+    try:
+        found = os.stat(path)
+    except OSError as exc:
+        raise Unreadable(exc.strerror or str(exc)) from None
+    for test, kind in _KINDS:
+        if test(found.st_mode):
+            raise Unreadable(f"{kind}, not a file")
+    if stat.S_ISREG(found.st_mode) and found.st_size > MAX_INPUT_BYTES:
+        raise Unreadable(TOO_BIG)
+    try:
+        with open(path, "rb") as handle:
+            return read_stream(handle), identity_of(handle)
+    except IsADirectoryError:
+        raise
+    except OSError as exc:
+        raise Unreadable(exc.strerror or str(exc)) from None
+
+
+def read_stream(stream: BinaryIO) -> bytes:
+    """All of an open stream (stdin, a pipe), or Unreadable beyond MAX_INPUT_BYTES."""
+    raw = stream.read(MAX_INPUT_BYTES + 1)
+    if len(raw) > MAX_INPUT_BYTES:
+        raise Unreadable(TOO_BIG)
+    return raw
+
+
+def identity_of(handle: object) -> Identity | None:
+    """(device, inode) of an open regular file, None for a pipe, a terminal or no file."""
+    try:
+        found = os.fstat(handle.fileno())  # type: ignore[attr-defined]
+    except (AttributeError, OSError, ValueError):
+        return None
+    return (found.st_dev, found.st_ino) if stat.S_ISREG(found.st_mode) else None
+
+
+def read_input(path: str, name: str) -> bytes:
+    """The bytes of the input ``path`` (``-``: stdin), bounded; InputError "cannot read: ..."
+    naming it as ``name`` otherwise (a directory, a device, a missing file, too big)."""
+    try:
+        return read_stream(sys.stdin.buffer) if path == "-" else read_limited(path)[0]
+    except Unreadable as exc:
+        raise InputError(f"cannot read: {exc.reason}", name) from None
+    except OSError as exc:  # a directory
+        raise InputError(f"cannot read: {exc.strerror or exc}", name) from None
