@@ -126,6 +126,21 @@ def _spark(prefix: str) -> tuple[Template, ...]:
                  for part, role in (("driver", COORDINATOR), ("executor", WORKER)))
 
 
+def _kserve_llm(partial: bool) -> tuple[Template, ...]:
+    # LLMInferenceService pod specs; an LLMInferenceServiceConfig holds the same ones as the
+    # defaults a service is merged onto (partial: its pods' placement is the service's too)
+    return tuple(Template(f"spec.{path}", SERVING, part, partial=partial) for path, part in (
+        ("template", "template"), ("worker", "worker"), ("prefill.template", "prefill"),
+        ("prefill.worker", "prefill worker"), ("router.scheduler.template", "scheduler"),
+        ("router.scheduler.tokenizer.template", "tokenizer")))
+
+
+def _kserve_runtime() -> tuple[Template, ...]:
+    # a (Cluster)ServingRuntime: containers and placement merged into every predictor using it
+    return (Template("spec", SERVING, "runtime", partial=True),
+            Template("spec.workerSpec", SERVING, "runtime workers", partial=True))
+
+
 _SERVING = Template("spec.template.spec", SERVING, by_image=True)
 KINDS: tuple[Kind, ...] = (
     # built-in kinds
@@ -183,6 +198,15 @@ KINDS: tuple[Kind, ...] = (
     Kind("elasticsearch.k8s.elastic.co", "Elasticsearch",
          (Template("spec.nodeSets[*].podTemplate.spec", COORDINATOR, "node set"),)),
     Kind("kaito.sh", "Workspace", (Template("inference.template.spec", SERVING, "inference"),)),
+    # KServe and Knative Serving: model servers, each component's pod fields inline
+    Kind("serving.kserve.io", "InferenceService", tuple(
+        Template(f"spec.{part}", SERVING, part, meta="self")
+        for part in ("predictor", "predictor.workerSpec", "transformer", "explainer"))),
+    Kind("serving.kserve.io", "ServingRuntime", _kserve_runtime()),
+    Kind("serving.kserve.io", "ClusterServingRuntime", _kserve_runtime()),
+    Kind("serving.kserve.io", "LLMInferenceService", _kserve_llm(partial=False)),
+    Kind("serving.kserve.io", "LLMInferenceServiceConfig", _kserve_llm(partial=True)),
+    Kind("serving.knative.dev", "Service", (Template("spec.template.spec", SERVING),)),
 )
 BY_KIND: dict[tuple[str, str], Kind] = {(k.group, k.kind): k for k in KINDS}
 # Where a pod template found by shape may sit: the key that holds the pod spec.
