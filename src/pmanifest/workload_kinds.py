@@ -69,6 +69,10 @@ class Template:
     by_image: bool = False  # a database or queue image makes it a coordinator
     recovers: bool = False  # a framework runtime (Ray) replaces lost pods and resumes from its
     # own checkpoints: no SIGTERM handler is expected in the container (PM302)
+    # paths from the object: a non-empty mapping or "true" at one of them makes the loss of the
+    # template's pods survivable for the others (KubeRay GCS fault tolerance: the head's state
+    # lives in a store, workers and Serve replicas keep running while a new head recovers it)
+    fault_tolerant_if: tuple[tuple[str, ...], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -81,8 +85,17 @@ class Kind:
     title: str = ""  # how messages name the kind, when its name alone is ambiguous
 
 
-def _ray(prefix: str, workers: str) -> tuple[Template, ...]:
-    return (Template(f"{prefix}headGroupSpec.template.spec", COORDINATOR, "head", recovers=True),
+# KubeRay GCS fault tolerance, the current field and the older annotation (a RayService's
+# annotations are copied to its RayCluster). A RayJob's entrypoint runs on its head, so a
+# RayJob head is never survivable.
+RAY_FT_ANNOTATION = ("metadata", "annotations", "ray.io/ft-enabled")
+
+
+def _ray(prefix: str, workers: str, ft: bool = False) -> tuple[Template, ...]:
+    ft_paths = ((*prefix.rstrip(".").split("."), "gcsFaultToleranceOptions"),
+                RAY_FT_ANNOTATION) if ft else ()
+    return (Template(f"{prefix}headGroupSpec.template.spec", COORDINATOR, "head", recovers=True,
+                     fault_tolerant_if=ft_paths),
             Template(f"{prefix}workerGroupSpecs[*].template.spec", workers, "worker group",
                      name_key="groupName", recovers=True))
 
@@ -154,9 +167,9 @@ KINDS: tuple[Kind, ...] = (
     Kind(BUILTIN, "DaemonSet", (Template("spec.template.spec", DAEMON_ROLE),)),
     Kind(BUILTIN, "PodTemplate", (Template("template.spec", WORKER),)),
     # KubeRay: the head holds the GCS; RayService workers host Serve replicas
-    Kind("ray.io", "RayCluster", _ray("spec.", WORKER)),
+    Kind("ray.io", "RayCluster", _ray("spec.", WORKER, ft=True)),
     Kind("ray.io", "RayJob", (*_ray("spec.rayClusterSpec.", WORKER), _submitter("spec."))),
-    Kind("ray.io", "RayService", _ray("spec.rayClusterConfig.", SERVING)),
+    Kind("ray.io", "RayService", _ray("spec.rayClusterConfig.", SERVING, ft=True)),
     Kind("ray.io", "RayCronJob", (*_ray("spec.jobTemplate.rayClusterSpec.", WORKER),
                                   _submitter("spec.jobTemplate."))),
     # JobSet and the Kubeflow trainer's runtimes (a JobSet template) and TrainJob patches
