@@ -93,6 +93,10 @@ class Template:
     counted: bool = True  # False: when its pods run is not in the object (Argo's steps)
     meta_also: str | None = None  # more metadata whose role label counts (a JobSet's Job
     # template), after the template's own
+    # paths from the object: a non-empty mapping or "true" at one of them makes the loss of the
+    # template's pods survivable for the others (KubeRay GCS fault tolerance: the head's state
+    # lives in a store, workers and Serve replicas keep running while a new head recovers it)
+    fault_tolerant_if: tuple[tuple[str, ...], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -106,13 +110,22 @@ class Kind:
     runs: bool = True  # False: a template for others to run (it asks for no capacity)
 
 
-def _ray(prefix: str, workers: str) -> tuple[Template, ...]:
+# KubeRay GCS fault tolerance, the current field and the older annotation (a RayService's
+# annotations are copied to its RayCluster). A RayJob's entrypoint runs on its head, so a
+# RayJob head is never survivable.
+RAY_FT_ANNOTATION = ("metadata", "annotations", "ray.io/ft-enabled")
+
+
+def _ray(prefix: str, workers: str, ft: bool = False) -> tuple[Template, ...]:
     group = f"{prefix}workerGroupSpecs[*]."
     # KubeRay keeps a group's replicas (default 0) within minReplicas..maxReplicas, and runs
     # numOfHosts pods for each (multi-host groups)
     pods = (Count(f"{group}replicas", 0, low=f"{group}minReplicas", high=f"{group}maxReplicas"),
             Count(f"{group}numOfHosts"))
-    return (Template(f"{prefix}headGroupSpec.template.spec", COORDINATOR, "head", recovers=True),
+    ft_paths = ((*prefix.rstrip(".").split("."), "gcsFaultToleranceOptions"),
+                RAY_FT_ANNOTATION) if ft else ()
+    return (Template(f"{prefix}headGroupSpec.template.spec", COORDINATOR, "head", recovers=True,
+                     fault_tolerant_if=ft_paths),
             Template(f"{group}template.spec", workers, "worker group", name_key="groupName",
                      recovers=True, pods=pods))
 
@@ -175,6 +188,21 @@ def _spark(prefix: str) -> tuple[Template, ...]:
                      containers=SPARK_CONTAINERS, pods=(Count(f"{prefix}executor.instances"),)))
 
 
+def _kserve_llm(partial: bool) -> tuple[Template, ...]:
+    # LLMInferenceService pod specs; an LLMInferenceServiceConfig holds the same ones as the
+    # defaults a service is merged onto (partial: its pods' placement is the service's too)
+    return tuple(Template(f"spec.{path}", SERVING, part, partial=partial) for path, part in (
+        ("template", "template"), ("worker", "worker"), ("prefill.template", "prefill"),
+        ("prefill.worker", "prefill worker"), ("router.scheduler.template", "scheduler"),
+        ("router.scheduler.tokenizer.template", "tokenizer")))
+
+
+def _kserve_runtime() -> tuple[Template, ...]:
+    # a (Cluster)ServingRuntime: containers and placement merged into every predictor using it
+    return (Template("spec", SERVING, "runtime", partial=True),
+            Template("spec.workerSpec", SERVING, "runtime workers", partial=True))
+
+
 _REPLICATED = (Count("spec.replicas"),)
 _SERVING = Template("spec.template.spec", SERVING, by_image=True, pods=_REPLICATED)
 KINDS: tuple[Kind, ...] = (
@@ -190,9 +218,9 @@ KINDS: tuple[Kind, ...] = (
     Kind(BUILTIN, "DaemonSet", (Template("spec.template.spec", DAEMON_ROLE),)),
     Kind(BUILTIN, "PodTemplate", (Template("template.spec", WORKER),), runs=False),
     # KubeRay: the head holds the GCS; RayService workers host Serve replicas
-    Kind("ray.io", "RayCluster", _ray("spec.", WORKER)),
+    Kind("ray.io", "RayCluster", _ray("spec.", WORKER, ft=True)),
     Kind("ray.io", "RayJob", (*_ray("spec.rayClusterSpec.", WORKER), _submitter("spec."))),
-    Kind("ray.io", "RayService", _ray("spec.rayClusterConfig.", SERVING)),
+    Kind("ray.io", "RayService", _ray("spec.rayClusterConfig.", SERVING, ft=True)),
     Kind("ray.io", "RayCronJob", (*_ray("spec.jobTemplate.rayClusterSpec.", WORKER),
                                   _submitter("spec.jobTemplate."))),
     # JobSet and the Kubeflow trainer's runtimes (a JobSet template) and TrainJob overrides:
@@ -241,6 +269,16 @@ KINDS: tuple[Kind, ...] = (
          (Template("spec.nodeSets[*].podTemplate.spec", COORDINATOR, "node set",
                    pods=(Count("spec.nodeSets[*].count"),)),)),
     Kind("kaito.sh", "Workspace", (Template("inference.template.spec", SERVING, "inference"),)),
+    # KServe and Knative Serving: model servers, each component's pod fields inline
+    Kind("serving.kserve.io", "InferenceService", tuple(
+        Template(f"spec.{part}", SERVING, part, meta="self")
+        for part in ("predictor", "predictor.workerSpec", "transformer", "explainer"))),
+    Kind("serving.kserve.io", "ServingRuntime", _kserve_runtime(), runs=False),
+    Kind("serving.kserve.io", "ClusterServingRuntime", _kserve_runtime(), runs=False),
+    Kind("serving.kserve.io", "LLMInferenceService", _kserve_llm(partial=False)),
+    Kind("serving.kserve.io", "LLMInferenceServiceConfig", _kserve_llm(partial=True),
+         runs=False),
+    Kind("serving.knative.dev", "Service", (Template("spec.template.spec", SERVING),)),
 )
 BY_KIND: dict[tuple[str, str], Kind] = {(k.group, k.kind): k for k in KINDS}
 # Where a pod template found by shape may sit: the key that holds the pod spec.

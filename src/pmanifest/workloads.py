@@ -82,6 +82,7 @@ class Workload:
     generic: bool = False  # found by shape in a kind pmanifest does not know
     declared: bool = False  # the role comes from a pmanifest.io/role label or annotation
     recovers: bool = False  # its framework (Ray) replaces lost pods and resumes on its own
+    fault_tolerant: bool = False  # losing its pods does not take the others down (Ray GCS FT)
     kind_title: str = ""  # how messages name the kind when ``kind`` alone is ambiguous
     owner: Path = ()  # the object holding the template: () or an embedded object's path
     template: Template = GENERIC  # the table's entry (its pod counts, for the capacity checks)
@@ -213,12 +214,24 @@ def workloads_of(doc: Document, profile: Profile, roles: Roles = ()) -> tuple[Wo
             generic=found.generic,
             declared=declared,
             recovers=found.template.recovers,
+            fault_tolerant=_fault_tolerant(doc.data, found),
             kind_title=found.title,
             owner=found.owner,
             template=found.template,
             runs=found.runs,
         ))
     return tuple(out)
+
+
+def _fault_tolerant(data: Any, found: Found) -> bool:
+    """Does the object turn on what makes the template's loss survivable (a non-empty mapping,
+    or "true", at one of the table's paths)?"""
+    for path in found.template.fault_tolerant_if:
+        value = get(data, (*found.owner, *path))
+        if (isinstance(value, dict) and value) or value is True or \
+                (isinstance(value, str) and value.strip().lower() == "true"):
+            return True
+    return False
 
 
 def pod_paths(doc: Document) -> tuple[Path, ...]:

@@ -17,6 +17,10 @@ Decisions (documented in the rules' metadata):
   on preemptible nodes are PM101/PM103's findings.
 - An ``httpGet``/``tcpSocket`` preStop counts as a checkpoint trigger (PM202, PM302) but not as
   work for PM301: what the endpoint does is not in the manifest.
+- PM201-PM203 are about checkpoints: they apply to pods that checkpoint (``checkpoints``):
+  workers, and other roles whose containers trap TERM to do work or name a checkpoint
+  directory. A serving pod's long grace period or preStop hook is its drain, which matters on
+  standard nodes; where it can run on preemptible nodes, PM101-PM103 say so.
 """
 
 from __future__ import annotations
@@ -98,6 +102,25 @@ def _shells(workload: Workload) -> Iterator[_Shell]:
                      script_shell(argv), supervisor_mode(argv) == SUPERVISOR_NO_CHECKPOINT)
 
 
+def checkpoints(workload: Workload, shells: list[_Shell]) -> bool:
+    """Does the pod checkpoint when it is terminated? A worker does by the preemption contract
+    (PM302 says so when it has no handler); any other role only when a container traps TERM
+    to do work or names a checkpoint directory in its environment. A preStop hook alone is
+    no evidence: on a serving pod it drains connections, on a daemon it cleans up."""
+    if workload.role == "worker":
+        return True
+    return any(any(trap.does_work for trap in shell.facts.traps)
+               or any(CHECKPOINT_ENV.match(name) for name in _env_names(shell.container.data))
+               for shell in shells)
+
+
+def _env_names(container: dict[str, Any]) -> Iterator[str]:
+    env = container.get("env")
+    for item in env if isinstance(env, list) else []:
+        if isinstance(item, dict) and isinstance(item.get("name"), str):
+            yield item["name"]
+
+
 def _grace(pod: dict[str, Any]) -> int | None:
     """The grace period the pod gets (30 s when unset), None when it is not an integer."""
     value = pod.get("terminationGracePeriodSeconds", DEFAULT_GRACE)
@@ -121,11 +144,14 @@ def grace_period_unclaimed(context: Context) -> Iterable[Hit]:
         return
     if workload.recovers:
         return  # Ray: `ray stop` in preStop is a shutdown; Ray resumes from its own checkpoints
+    shells = list(_shells(workload))
+    if not checkpoints(workload, shells):
+        return  # a serving pod's preStop drains it: no checkpoint needs the window
     told = ("is not set, so the pod gets the default 30 s"
             if "terminationGracePeriodSeconds" not in workload.pod
             else f"is {grace} s")
     fix = f"claim the window with terminationGracePeriodSeconds (up to {cap})"
-    for shell in _shells(workload):
+    for shell in shells:
         if shell.term_handlers:
             yield shell.trap_hit(
                 shell.term_handlers[0],

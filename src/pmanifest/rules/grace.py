@@ -9,6 +9,10 @@ Decisions (documented in the rule's catalogue entry, shown by ``explain``):
   ones included, where the longer grace period is honoured; nothing can keep them off
   preemptible nodes, and lowering the value changes nothing there (the node goes at the
   drain deadline whatever the pod asked for).
+- Pods that do not checkpoint are not checked (:func:`pmanifest.rules.checkpoint.checkpoints`:
+  workers do; other roles when a container traps TERM to do work or names a checkpoint
+  directory): a serving pod's long grace period is the time it needs to drain, which it gets
+  on standard nodes; that it can run on preemptible nodes at all is PM101/PM102's finding.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from typing import TypeGuard
 
 from pmanifest.contract import DAEMON_ROLE, KUBERNETES_DEFAULT_GRACE
 from pmanifest.rules import Context, Hit, rule
+from pmanifest.rules.checkpoint import _shells, checkpoints
 
 
 @rule("PM201")
@@ -29,6 +34,8 @@ def grace_period_over_limit(ctx: Context) -> Iterator[Hit]:
         return
     if grace <= cap or grace == KUBERNETES_DEFAULT_GRACE:
         return
+    if not checkpoints(w, list(_shells(w))):
+        return  # a serving pod's drain budget, honoured on standard nodes (PM101/PM102 place it)
     yield Hit((*w.pod_path, "terminationGracePeriodSeconds"),
               f"terminationGracePeriodSeconds is {grace}, above the {cap} s cap of preemptible "
               f"nodes ({profile.name} profile): the node is removed "

@@ -99,8 +99,8 @@ def serving_not_pinned(ctx: Context) -> Iterator[Hit]:
 @rule("PM103")
 def coordinator_on_preemptible(ctx: Context) -> Iterator[Hit]:
     w, p = ctx.workload, ctx.workload.placement
-    if w.role != "coordinator" or not p.preemptible:
-        return
+    if w.role != "coordinator" or not p.preemptible or w.fault_tolerant:
+        return  # (a fault-tolerant head: workers outlive it, a new head recovers its state)
     if p.only_preemptible:
         path = p.selects or w.pod_path
         how = "is confined to preemptible nodes"

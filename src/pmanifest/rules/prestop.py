@@ -10,13 +10,11 @@ read as the other checkpoint rules read them (:mod:`pmanifest.rules.checkpoint`)
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Iterable, Iterator
-from typing import Any
+from collections.abc import Iterable
 
 from pmanifest.rules import Context, Hit, rule
-from pmanifest.rules.checkpoint import CHECKPOINT_ENV, _Shell, _shells
+from pmanifest.rules.checkpoint import _Shell, _shells, checkpoints
 from pmanifest.shell import analyse
-from pmanifest.workloads import Workload
 
 
 @rule("PM203")
@@ -25,31 +23,12 @@ def prestop_sleep(context: Context) -> Iterable[Hit]:
     if not workload.placement.preemptible:
         return
     shells = list(_shells(workload))
-    if not _checkpoints(workload, shells):
+    if not checkpoints(workload, shells):
         return  # a serving pod's drain sleep (load balancer) is no checkpoint's loss
     for shell in shells:
         hit = _prestop_sleep(context, shell)
         if hit is not None:
             yield hit
-
-
-def _checkpoints(workload: Workload, shells: list[_Shell]) -> bool:
-    """Does the pod checkpoint when it is terminated? A worker does by the preemption contract
-    (PM302 says so when it has no handler); any other role only when a container traps TERM
-    to do work or names a checkpoint directory in its environment. A preStop hook alone is
-    no evidence: on a serving pod it drains connections."""
-    if workload.role == "worker":
-        return True
-    return any(any(trap.does_work for trap in shell.facts.traps)
-               or any(CHECKPOINT_ENV.match(name) for name in _env_names(shell.container.data))
-               for shell in shells)
-
-
-def _env_names(container: dict[str, Any]) -> Iterator[str]:
-    env = container.get("env")
-    for item in env if isinstance(env, list) else []:
-        if isinstance(item, dict) and isinstance(item.get("name"), str):
-            yield item["name"]
 
 
 def _prestop_sleep(context: Context, shell: _Shell) -> Hit | None:

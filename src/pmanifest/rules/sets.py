@@ -6,7 +6,7 @@ its own failurePolicy what a failed child Job costs, and a Volcano job with its 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, TypeGuard
 
 from pmanifest.contract import DISRUPTION_TARGET
 from pmanifest.document import Path
@@ -138,6 +138,28 @@ def _volcano_hit(data: Any, w: Workload) -> Hit | None:
                      "of restarting it; use RestartJob (or RestartTask, RestartPod)")
 
 
+def _gang(data: Any, set_path: Path) -> bool:
+    """Do the job's pods run as a gang? Volcano schedules ``minAvailable`` pods together (its
+    webhook defaults it to every task's replicas); a job whose minAvailable is 1 (one pod, or
+    pods that work alone) loses nothing when an evicted pod is recreated alone. Replicas that
+    are not integers count as a gang: the job is reported."""
+    spec = mapping(data, set_path)
+    least = spec.get("minAvailable")
+    if _count(least):
+        return least > 1
+    total = 0
+    for task in sequence(spec, ("tasks",)):
+        replicas = mapping(task).get("replicas")
+        if not _count(replicas):
+            return True
+        total += replicas
+    return total > 1
+
+
+def _count(value: object) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def _unanswered_hit(data: Any, tasks: list[Workload]) -> Hit:
     """One hit for the tasks no policy answers PodEvicted for."""
     first = tasks[0]
@@ -167,5 +189,6 @@ def volcano_no_eviction_policy(ctx: ObjectContext) -> Iterator[Hit]:
         if hit is not None and hit.path not in seen:
             seen.add(hit.path)
             yield hit
-    if unanswered:
+    if unanswered and unanswered[0].set_path is not None \
+            and _gang(ctx.doc.data, unanswered[0].set_path):
         yield _unanswered_hit(ctx.doc.data, unanswered)
