@@ -14,6 +14,7 @@ UNEXPECTED_TERM_EXIT = 43
 # its MODE for a workload without a checkpoint (its TERM handler only stops the main)
 SUPERVISOR_NAME = "pmanifest-supervisor"
 SUPERVISOR_NO_CHECKPOINT = "none"
+SUPERVISOR_AFTER_HOOK = "prestop"  # MODE with a preStop checkpoint: the handler only stops it
 DISRUPTION_TARGET = "DisruptionTarget"  # the pod condition a drain or eviction sets
 KUBERNETES_DEFAULT_GRACE = 30  # terminationGracePeriodSeconds when a pod does not set it
 ROLE_LABEL = "pmanifest.io/role"  # label (or annotation) that declares a workload's role

@@ -9,6 +9,7 @@ from typing import Any
 from pmanifest.contract import (
     KUBERNETES_DEFAULT_GRACE,
     SIGTERM_EXIT,
+    SUPERVISOR_AFTER_HOOK,
     SUPERVISOR_NAME,
     SUPERVISOR_NO_CHECKPOINT,
 )
@@ -132,7 +133,7 @@ def supervisor_arguments(w: WorkloadSpec, profile: Profile) -> list[str]:
         grace = min(KUBERNETES_DEFAULT_GRACE, profile.grace_period_cap)
         return [SUPERVISOR_NO_CHECKPOINT, str(max(1, grace - DEFAULT_MARGIN_SECONDS)), "0"]
     if ckpt.trigger == "preStop":  # the hook has used its share; the main gets the margin
-        return ["prestop", str(ckpt.margin_seconds), "0"]
+        return [SUPERVISOR_AFTER_HOOK, str(ckpt.margin_seconds), "0"]
     mode = ckpt.mode or "command"
     argv = list(ckpt.command) if mode == "command" else []
     return [mode, str(ckpt.grace_period_seconds - ckpt.margin_seconds), str(len(argv)), *argv]
