@@ -168,6 +168,29 @@ def test_ray_shapes() -> None:
     assert cluster_only["RayCluster/finetune-ray"]["spec"] == cluster
 
 
+RAY_DEADLINE = ("apiVersion: pmanifest/v1\nworkloads:\n  - name: tune\n    image: x\n"
+                "    command: [python, tune.py]\n    activeDeadlineSeconds: 86400\n"
+                "    distributed: {framework: ray, maxNodes: 2}\n")
+
+
+def test_ray_job_gets_the_active_deadline() -> None:
+    """A RayJob keeps the worker's activeDeadlineSeconds (KubeRay fails the job past it); the
+    schema pmanifest ships for RayJob checks it."""
+    [rayjob] = yaml.safe_load_all(render_text(RAY_DEADLINE, "s.yaml"))
+    assert rayjob["kind"] == "RayJob" and rayjob["spec"]["activeDeadlineSeconds"] == 86400
+    assert "activeDeadlineSeconds" not in _objects("distributed-ray.yaml")[
+        "RayJob/finetune-ray"]["spec"]
+
+
+def test_ray_cluster_output_flag_refuses_the_active_deadline() -> None:
+    result = CliRunner().invoke(main, ["render", "-f", "-", "--distributed-output",
+                                       "raycluster"], input=RAY_DEADLINE)
+    assert (result.exit_code, result.stdout, result.stderr) == (
+        2, "", "<stdin>:6:5: activeDeadlineSeconds bounds a run, and a RayCluster "
+        "(--distributed-output raycluster) is no run: it lives until deleted; use output: "
+        "rayjob, or remove activeDeadlineSeconds\n")
+
+
 def test_flag_overrides_the_output() -> None:
     objects = _objects("distributed-torchrun.yaml", distributed_output="jobset")
     assert list(objects) == ["JobSet/trainer"]

@@ -24,7 +24,7 @@ from pmanifest.profile import Profile
 from pmanifest.render.context import supervisor_arguments, supervisor_deadline, workload_context
 from pmanifest.schema import version_tuple
 from pmanifest.spec import Spec, WorkloadSpec
-from pmanifest.spec.distributed import OUTPUTS
+from pmanifest.spec.distributed import OUTPUTS, RAYCLUSTER_DEADLINE
 from pmanifest.spec.model import DEFAULT_BACKOFF_LIMIT, Distributed
 
 RDZV_SUFFIX = "-rendezvous"
@@ -105,6 +105,9 @@ def with_output(spec: Spec, output: str) -> Spec:
                 raise spec.error((*w.path, "distributed"), f"--distributed-output {output} is "
                                  f"not made by framework {d.framework} (workload {w.name!r}); "
                                  f"use {' or '.join(OUTPUTS[d.framework])}", value=False)
+            if output == "raycluster" and w.active_deadline_seconds is not None:
+                raise spec.error((*w.path, "activeDeadlineSeconds"), RAYCLUSTER_DEADLINE.format(
+                    "--distributed-output raycluster"), value=False)
             w = replace(w, distributed=replace(d, output=output))
         workloads.append(w)
     return replace(spec, workloads=tuple(workloads))
@@ -322,6 +325,7 @@ def _ray_context(w: WorkloadSpec, d: Distributed, base: dict[str, Any], profile:
         "entrypoint": shlex.join(d.program),
         "ttl_seconds_after_finished": RAY_TTL_AFTER_FINISHED,
         "backoff_limit": w.backoff_limit,
+        "active_deadline_seconds": w.active_deadline_seconds,  # RayJob only
         "submitter_backoff_limit": RAY_SUBMITTER_BACKOFF,
         "head": {"pod": head, "workload": _named(w, base, w.name + "-head", "coordinator"),
                  "runtime": _runtime()},

@@ -35,6 +35,8 @@ MAX_NAME_LENGTH = 40  # the longest derived name: <name>-rendezvous-0-0 (JobSet 
 TORCHRUN_ONLY = ("rdzvPort", "maxRestarts", "joinTimeoutSeconds", "lastCallTimeoutSeconds",
                  "nprocPerNode", "jobSetMaxRestarts")
 RAY_ONLY = ("rayVersion", "gcsFaultTolerance")
+RAYCLUSTER_DEADLINE = ("activeDeadlineSeconds bounds a run, and a RayCluster ({}) is no run: it "
+                       "lives until deleted; use output: rayjob, or remove activeDeadlineSeconds")
 _PYTHON = re.compile(r"^python(\d+(\.\d+)?)?$")
 
 
@@ -139,6 +141,9 @@ def parse_distributed(raw: dict[str, Any], workload: dict[str, Any], path: Path,
     if output not in OUTPUTS[framework]:
         raise fail((*dpath, "output"), f"output {output!r} is not made by framework "
                    f"{framework}; use {' or '.join(OUTPUTS[framework])}")
+    if output == "raycluster" and "activeDeadlineSeconds" in workload:
+        raise fail((*path, "activeDeadlineSeconds"), RAYCLUSTER_DEADLINE.format(
+            "output: raycluster"), value=False)
     if "jobSetMaxRestarts" in raw and output != "jobset":
         raise fail((*dpath, "jobSetMaxRestarts"), "jobSetMaxRestarts applies to output: "
                    "jobset only; remove it", value=False)
