@@ -8,11 +8,12 @@
 #   none     no checkpoint: TERM the main's processes, wait
 # "The main's processes": as PID 1, the main's process group, i.e. every process of the
 # container in this shell's process group (field 5 of /proc/PID/stat; a launcher such as
-# `bash train.sh` and what it started), except this shell and its watchdog. A process that made
-# its own process group or session (torchrun's workers: start_new_session) is its parent's
-# business: the parent got the TERM and forwards it, so its handler runs once. Not as PID 1 (a
-# pod with shareProcessNamespace), the main alone: once a launcher is gone, what it started is
-# no longer this shell's descendant, so a wider set could not be waited for.
+# `bash train.sh` and what it started), or in the main's own when the main made one (setsid),
+# except this shell and its watchdog. A process that made its own process group or session
+# (torchrun's workers: start_new_session) is its parent's business: the parent got the TERM and
+# forwards it, so its handler runs once. Not as PID 1 (a pod with shareProcessNamespace), the
+# main alone: once a launcher is gone, what it started is no longer this shell's descendant, so
+# a wider set could not be waited for.
 # DEADLINE, in seconds after SIGTERM: whatever still runs then (main, what it started in any
 # process group, the checkpoint) is SIGKILLed. pmanifest render passes gracePeriodSeconds -
 # marginSeconds, and marginSeconds for prestop (the hook has used its share of the grace
@@ -61,7 +62,8 @@ pm_signal() {  # $1: TERM or KILL; to the main's processes (see above), never to
       read -r pm_line 2>/dev/null <"$pm_stat" || continue
       pm_fields "$pm_line"
       case $pm_pid in 1 | "$pm_watchdog") continue ;; esac
-      [ "$pm_pgrp" != "$pm_group" ] || [ "$pm_ppid" = "$pm_watchdog" ] || kill -TERM "$pm_pid" 2>/dev/null
+      case $pm_pgrp in "$pm_group" | "$pm_child") ;; *) continue ;; esac
+      [ "$pm_ppid" = "$pm_watchdog" ] || kill -TERM "$pm_pid" 2>/dev/null
     done
   fi
 }

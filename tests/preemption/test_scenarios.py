@@ -58,6 +58,10 @@ MAINS = {
     "status = open('/proc/self/status').read().split('SigIgn:')[1].split()[0]\n"
     "open(os.environ['MAIN_OUT'] + '.sigign', 'w').write(status)\n" + _READY
     + "time.sleep(60)",
+    # a launcher that made a session of its own (setsid) and starts its trainer in it: the
+    # trainer is in the main's process group, and forwarded nothing
+    "own-session-launcher": _UP + "import subprocess\nos.setsid()\n"
+    "sys.exit(subprocess.call([sys.executable, '-c', " + repr(SESSION_CHILD) + "]))\n",
     # forwards TERM to the trainer it started in a session of its own, and exits with it
     "forwards-to-own-session": _UP + "import subprocess\ndef on_term(*_):\n    "
     + _TERM_LINE.format("parent").strip() + "\n    child.send_signal(signal.SIGTERM)\n"
@@ -118,6 +122,11 @@ def _each_handler_once(work: Path, outcome: Outcome) -> None:
         "term child", "term parent"], lines
 
 
+def _trainer_handler_once(work: Path, outcome: Outcome) -> None:
+    lines = (work / "ckpt.log").read_text().splitlines()
+    assert lines == ["term child", "ckpt"], lines
+
+
 def _argv_and_signals(work: Path, outcome: Outcome) -> None:
     assert json.loads((work / "main.json").read_text()) == HOSTILE
     assert json.loads((work / "ckpt.json").read_text()) == HOSTILE
@@ -142,6 +151,8 @@ SCENARIOS = [
              extra=_launcher_ran_child_handler),
     Scenario("own-session-child", "signal", "forwards-to-own-session", 143, (0.5, DEADLINE), 1,
              extra=_each_handler_once),
+    Scenario("own-session-main", "signal", "own-session-launcher", 143, (0.5, DEADLINE), 1,
+             extra=_trainer_handler_once),
     Scenario("slow-checkpoint", "command", "sleeps", 143, (DEADLINE, GRACE), 1, "slow",
              extra=_checkpoint_cut_at_deadline),
     Scenario("failing-checkpoint", "command", "sleeps", 143, (0, PROMPT), 1, "fails",
