@@ -19,7 +19,9 @@
 # marginSeconds, and marginSeconds for prestop (the hook has used its share of the grace
 # period), so this shell has exited when the kubelet's SIGKILL comes.
 # A TERM is acted on from inside its trap: one arriving between the main's start and `wait`
-# is not left for a `wait` that would block until the main exits by itself.
+# is not left for a `wait` that would block until the main exits by itself. (Under dash and
+# busybox, a TERM passed on within the instant after the main's fork, before the forked shell
+# has dropped the handler it inherited, is lost: the deadline then ends the main, 143 as ever.)
 # The main and the checkpoint start with SIGTERM at its default action and SIGINT, SIGQUIT
 # ignored (POSIX for background commands; dash and busybox do not let a script undo it).
 # Exit status:
