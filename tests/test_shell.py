@@ -127,6 +127,17 @@ def test_forwarding_only_trap_does_no_work() -> None:
     assert not trap.does_work and not trap.exits_zero
 
 
+def test_reading_proc_in_a_loop_is_no_work() -> None:
+    """A handler that finds its processes (read from /proc, continue, break) and signals
+    them does no checkpoint work."""
+    (trap,) = analyse(
+        "on_term() {\n  for f in /proc/[0-9]*/stat; do\n    read -r line < \"$f\" || continue\n"
+        "    case $line in *' Z '*) break ;; esac\n    kill -TERM \"${line%% *}\"\n  done\n"
+        "  exit 143\n}\ntrap on_term TERM\nrun & wait $!\n").traps
+    assert [c.name for c in trap.commands] == ["read", "continue", "break", "kill", "exit"]
+    assert not trap.does_work
+
+
 def test_recursive_function_does_not_loop() -> None:
     (trap,) = analyse("f() { f; g; }\ntrap f TERM\n").traps
     assert [c.name for c in trap.commands] == ["g"]
@@ -154,11 +165,15 @@ def test_exec_that_keeps_the_trap(script: str) -> None:
 def test_generated_supervisor_is_clean() -> None:
     text = SUPERVISOR.read_text(encoding="utf-8")
     facts = analyse(text)
-    # 'exit 143' (before the main starts), then 'pm_term=1'; trap '' TERM ignores, no handler
+    # 'exit 143' (before the main starts), then pm_preempt, which acts on the TERM from inside
+    # the trap; trap '' TERM ignores, no handler
     rows = [i for i, line in enumerate(text.splitlines())
-            if line.startswith(("trap 'exit 143' TERM", "trap 'pm_term=1' TERM"))]
+            if line.startswith(("trap 'exit 143' TERM", "trap 'pm_preempt \"$@\"' TERM"))]
     assert [t.loc.row for t in facts.traps] == rows and len(rows) == 2
-    assert not any(t.exits_zero or t.does_work for t in facts.traps)
+    assert not any(t.exits_zero for t in facts.traps)
+    # its only work: the checkpoint command of mode command, in a background subshell
+    assert [(c.name, c.args, c.background) for t in facts.traps for c in t.work] == [
+        ("exec", ("$@",), True)]
     assert facts.execs == () and facts.foreground == ()
 
 

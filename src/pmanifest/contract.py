@@ -14,6 +14,7 @@ UNEXPECTED_TERM_EXIT = 43
 # its MODE for a workload without a checkpoint (its TERM handler only stops the main)
 SUPERVISOR_NAME = "pmanifest-supervisor"
 SUPERVISOR_NO_CHECKPOINT = "none"
+SUPERVISOR_AFTER_HOOK = "prestop"  # MODE with a preStop checkpoint: the handler only stops it
 # how long before the end of the grace period the termination supervisor stops everything
 # (checkpoint.marginSeconds' default): a checkpoint at the notice gets the grace period less this
 SUPERVISOR_MARGIN_SECONDS = 10

@@ -67,6 +67,7 @@ class Preemption:
     ready: Path | None = None  # preempt once this file exists (the main is up)
     term_twice: bool = False  # a second SIGTERM 0.2 s after the first
     before_main: bool = False  # SIGTERM as soon as PID 1 catches TERM, before another command
+    after_fork: bool = False  # SIGTERM as soon as PID 1, catching TERM, has forked (the main)
 
 
 @dataclass(frozen=True)
@@ -86,7 +87,10 @@ def run(container: dict[str, Any], shell: Shell, workdir: Path, *, grace: float,
         argv[0] = shell.argv0
     env = {"PATH": os.environ["PATH"], **{e["name"]: e["value"] for e in container.get("env", [])}}
     pre_stop = container.get("lifecycle", {}).get("preStop", {}).get("exec", {}).get("command")
-    pod = _Pod(argv, env, shell, workdir, before_main=bool(preemption and preemption.before_main))
+    term_when = None
+    if preemption is not None and (preemption.before_main or preemption.after_fork):
+        term_when = "caught" if preemption.before_main else "forked"
+    pod = _Pod(argv, env, shell, workdir, term_when=term_when)
     try:
         return pod.run(grace, preemption, pre_stop, checkpoint_log, timeout)
     finally:
@@ -95,7 +99,7 @@ def run(container: dict[str, Any], shell: Shell, workdir: Path, *, grace: float,
 
 class _Pod:
     def __init__(self, argv: list[str], env: dict[str, str], shell: Shell, workdir: Path, *,
-                 before_main: bool) -> None:
+                 term_when: str | None) -> None:
         self.env = env
         self.workdir = workdir
         fifo = workdir / ".kubelet-start"
@@ -115,7 +119,7 @@ class _Pod:
         if int(blocked, 16):
             raise RuntimeError(f"PID 1 starts with signals blocked ({blocked}); a runtime "
                                "starts it with none")
-        self.tracer = Tracer(self.pid1, self.survivors, term_when_caught=before_main)
+        self.tracer = Tracer(self.pid1, self.survivors, term_when=term_when)
         self.tracer.start()
         self.tracer.attached.wait(10)
         if self.tracer.error is not None:
@@ -150,7 +154,7 @@ class _Pod:
 
     def preempt(self, preemption: Preemption, pre_stop: list[str] | None, grace: float) -> float:
         """Runs the kubelet's side of a preemption; returns when it started."""
-        if preemption.before_main:
+        if preemption.before_main or preemption.after_fork:
             if not self.tracer.term_sent.wait(10):
                 raise TimeoutError("PID 1 never caught TERM")
             return self.tracer.term_time

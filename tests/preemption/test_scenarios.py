@@ -36,6 +36,12 @@ HOSTILE = [
 _UP = "import json, os, pathlib, signal, sys, time\n"
 _READY = "pathlib.Path(os.environ['READY']).touch()\n"
 _SAVE = "open(os.environ['CKPT_LOG'], 'a').write('ckpt\\n')\n"
+# a main that starts its trainer in a session of its own (as torchrun does) and forwards TERM to
+# it itself: each handler logs its run, the trainer's takes 0.5 s to save
+_TERM_LINE = "open(os.environ['CKPT_LOG'], 'a').write('term {}\\n')\n"
+SESSION_CHILD = (_UP + "def on_term(*_):\n    " + _TERM_LINE.format("child").strip()
+                 + "\n    time.sleep(0.5)\n    " + _SAVE.strip() + "\n    sys.exit(0)\n"
+                 "signal.signal(signal.SIGTERM, on_term)\n" + _READY + "time.sleep(60)")
 MAINS = {
     "sleeps": _UP + _READY + "time.sleep(60)",
     "ignores-term": _UP + "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n" + _READY
@@ -52,6 +58,16 @@ MAINS = {
     "status = open('/proc/self/status').read().split('SigIgn:')[1].split()[0]\n"
     "open(os.environ['MAIN_OUT'] + '.sigign', 'w').write(status)\n" + _READY
     + "time.sleep(60)",
+    # a launcher that made a session of its own (setsid) and starts its trainer in it: the
+    # trainer is in the main's process group, and forwarded nothing
+    "own-session-launcher": _UP + "import subprocess\nos.setsid()\n"
+    "sys.exit(subprocess.call([sys.executable, '-c', " + repr(SESSION_CHILD) + "]))\n",
+    # forwards TERM to the trainer it started in a session of its own, and exits with it
+    "forwards-to-own-session": _UP + "import subprocess\ndef on_term(*_):\n    "
+    + _TERM_LINE.format("parent").strip() + "\n    child.send_signal(signal.SIGTERM)\n"
+    "signal.signal(signal.SIGTERM, on_term)\n"
+    "child = subprocess.Popen([sys.executable, '-c', " + repr(SESSION_CHILD)
+    + "], start_new_session=True)\nsys.exit(child.wait())\n",
 }
 # the trainer a launcher starts: its handler takes 0.5 s to save, then leaves a marker
 CHILD = (_UP + "def on_term(*_):\n    time.sleep(0.5)\n    " + _SAVE.strip()
@@ -100,6 +116,17 @@ def _distinct_code_explained(work: Path, outcome: Outcome) -> None:
     assert "exited 143 (SIGTERM) without a preemption" in outcome.stderr
 
 
+def _each_handler_once(work: Path, outcome: Outcome) -> None:
+    lines = (work / "ckpt.log").read_text().splitlines()
+    assert sorted(line for line in lines if line.startswith("term ")) == [
+        "term child", "term parent"], lines
+
+
+def _trainer_handler_once(work: Path, outcome: Outcome) -> None:
+    lines = (work / "ckpt.log").read_text().splitlines()
+    assert lines == ["term child", "ckpt"], lines
+
+
 def _argv_and_signals(work: Path, outcome: Outcome) -> None:
     assert json.loads((work / "main.json").read_text()) == HOSTILE
     assert json.loads((work / "ckpt.json").read_text()) == HOSTILE
@@ -111,6 +138,10 @@ def _argv_and_signals(work: Path, outcome: Outcome) -> None:
 
 SCENARIOS = [
     Scenario("ignores-term", "command", "ignores-term", 143, (DEADLINE, GRACE), 1, "quick"),
+    Scenario("ignores-term-signal", "signal", "ignores-term", 143, (DEADLINE, GRACE), 0),
+    # the hook's checkpoint, then the margin (1 s) for the main
+    Scenario("ignores-term-prestop", "prestop", "ignores-term", 143, (MARGIN, GRACE), 1,
+             "quick"),
     Scenario("handles-term-exits-0", "signal", "saves-on-term-exits-0", 143, (0, PROMPT), 1),
     Scenario("exits-0", "none", "exits-0", 0, (0, PROMPT), 0, preemption=None),
     Scenario("exits-3", "none", "exits-3", 3, (0, PROMPT), 0, preemption=None),
@@ -118,6 +149,10 @@ SCENARIOS = [
              extra=_distinct_code_explained),
     Scenario("launcher", "signal", "launcher", 143, (0.5, DEADLINE), 1,
              extra=_launcher_ran_child_handler),
+    Scenario("own-session-child", "signal", "forwards-to-own-session", 143, (0.5, DEADLINE), 1,
+             extra=_each_handler_once),
+    Scenario("own-session-main", "signal", "own-session-launcher", 143, (0.5, DEADLINE), 1,
+             extra=_trainer_handler_once),
     Scenario("slow-checkpoint", "command", "sleeps", 143, (DEADLINE, GRACE), 1, "slow",
              extra=_checkpoint_cut_at_deadline),
     Scenario("failing-checkpoint", "command", "sleeps", 143, (0, PROMPT), 1, "fails",
@@ -126,6 +161,8 @@ SCENARIOS = [
              preemption=Preemption(term_twice=True)),
     Scenario("term-before-main", "command", "sleeps", 143, (0, PROMPT), 0, "quick",
              preemption=Preemption(before_main=True), extra=_main_never_started),
+    Scenario("term-after-fork", "command", "sleeps", 143, (0, PROMPT), 1, "quick",
+             preemption=Preemption(after_fork=True)),
     Scenario("prestop-exec-python", "prestop", "sleeps", 143, (0.5, PROMPT), 1, "half-second"),
     Scenario("argv-and-signals", "command", "dumps-argv", 143, (0, PROMPT), 1, "dumps-argv",
              extra=_argv_and_signals),
@@ -157,7 +194,7 @@ def _container(scenario: Scenario, work: Path) -> tuple[dict[str, Any], int]:
 
 def run_scenario(scenario: Scenario, shell: Shell, work: Path) -> Outcome:
     preemption = scenario.preemption
-    if preemption is not None and not preemption.before_main:
+    if preemption is not None and not (preemption.before_main or preemption.after_fork):
         preemption = Preemption(ready=work / "ready", term_twice=preemption.term_twice)
     container, grace = _container(scenario, work)
     assert grace == (GRACE if scenario.mode != "none" else 30)

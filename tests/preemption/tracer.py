@@ -7,7 +7,10 @@ Two facts cannot be observed from outside without it:
   ``PTRACE_EVENT_EXIT`` stops PID 1 at the start of its exit, before that happens;
 - the instant the shell has installed its TERM handler but not yet run another command, to
   send "a TERM before the main has started" deterministically: with ``PTRACE_SYSCALL`` the
-  tracee stops at every system call until ``/proc/PID/status`` shows TERM caught.
+  tracee stops at every system call until ``/proc/PID/status`` shows TERM caught;
+- the instant right after the shell's first fork once TERM is caught (the main's), to send "a
+  TERM between starting the main and ``wait``": the tracee is stepped on until its ``clone``
+  returns, when ``/proc/PID/task/PID/children`` first lists a child.
 
 Every signal that stops the tracee is passed on unchanged (a signal the tracee's disposition
 drops is still dropped when delivered: PID 1 ignores what it has no handler for). All ptrace
@@ -55,15 +58,22 @@ def catches_term(pid: int) -> bool:
     return False
 
 
+def has_child(pid: int) -> bool:
+    with open(f"/proc/{pid}/task/{pid}/children") as children:
+        return bool(children.read().split())
+
+
 class Tracer(threading.Thread):
     """Attaches to ``pid``; on PID 1's exit calls ``at_exit`` (the survivor snapshot)."""
 
     def __init__(self, pid: int, at_exit: Callable[[], tuple[str, ...]],
-                 term_when_caught: bool) -> None:
+                 term_when: str | None) -> None:
+        """``term_when``: None, "caught" (TERM once the tracee catches it) or "forked" (once
+        it catches TERM and has a child)."""
         super().__init__(daemon=True)
         self.pid = pid
         self.at_exit = at_exit
-        self.term_when_caught = term_when_caught
+        self.term_when = term_when
         self.attached = threading.Event()
         self.term_sent = threading.Event()
         self.term_time = 0.0
@@ -85,7 +95,7 @@ class Tracer(threading.Thread):
 
     def _trace(self) -> None:
         _ptrace(PTRACE_SEIZE, self.pid, PTRACE_O_TRACEEXIT | PTRACE_O_TRACESYSGOOD)
-        stepping = self.term_when_caught
+        stepping = self.term_when is not None
         if stepping:  # a seized tracee runs on: stop it once to step it from there; the
             _ptrace(PTRACE_INTERRUPT, self.pid)  # container goes on after that stop
         else:
@@ -106,7 +116,8 @@ class Tracer(threading.Thread):
                 return
             if sig == SYSCALL_STOP:
                 sig = 0
-                if stepping and catches_term(self.pid):
+                if stepping and catches_term(self.pid) and (
+                        self.term_when == "caught" or has_child(self.pid)):
                     stepping = False
                     os.kill(self.pid, signal.SIGTERM)  # from outside, as the kubelet does
                     self.term_time = time.monotonic()

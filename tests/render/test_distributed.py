@@ -57,6 +57,7 @@ def test_torchrun_job_shape() -> None:
         "--rdzv-backend", "c10d", "--rdzv-endpoint", "trainer-rendezvous:29400",
         "--rdzv-id", "$(PMANIFEST_RDZV_ID)",
         "--rdzv-conf", "is_host=false,join_timeout=600,last_call_timeout=30",
+        "--shutdown-timeout", "227",  # the supervisor's deadline (240 - 10) minus 3 s
         "train.py", "--config", "configs/7b.yaml"]
     env = {e["name"]: e for e in container["env"]}
     assert env["PMANIFEST_RDZV_ID"]["valueFrom"] == {"fieldRef": {
@@ -64,6 +65,34 @@ def test_torchrun_job_shape() -> None:
     assert env["TORCH_DISABLE_SHARE_RDZV_TCP_STORE"]["value"] == "1"
     assert {"name": "dshm", "mountPath": "/dev/shm"} in container["volumeMounts"]
     assert {"name": "dshm", "emptyDir": {"medium": "Memory"}} in pod["volumes"]
+
+
+@pytest.mark.parametrize(("checkpoint", "profile", "deadline", "timeout"), [
+    ("{trigger: sigterm, mode: signal, gracePeriodSeconds: 240}", None, "230", "227"),
+    ("{trigger: sigterm, mode: signal, gracePeriodSeconds: 300, marginSeconds: 30}", None,
+     "270", "267"),  # a save of more than torchrun's default 30 s gets its time
+    ("{trigger: sigterm, command: [save], gracePeriodSeconds: 120}", None, "110", "107"),
+    ("{trigger: preStop, command: [save], gracePeriodSeconds: 120, marginSeconds: 15}", None,
+     "15", "12"),  # after the hook, the main has the margin
+    (None, None, "20", "17"),  # no checkpoint: Kubernetes' 30 s, minus the 10 s margin
+    (None, "gke", "5", "2"),  # GKE spot: 15 s at most
+    ("{trigger: sigterm, mode: signal, gracePeriodSeconds: 13}", None, "3", "1"),  # at least 1
+])
+def test_torchrun_stops_its_trainers_before_the_supervisor_deadline(
+        checkpoint: str | None, profile: str | None, deadline: str, timeout: str) -> None:
+    """torchrun's --shutdown-timeout (TERM to its trainers, SIGKILL after; 30 s by default,
+    whatever the grace period) ends 3 s before the supervisor's deadline."""
+    spec = ("apiVersion: pmanifest/v1\nworkloads:\n  - name: t\n    image: x\n"
+            "    command: [python, train.py]\n    distributed: {minNodes: 1, maxNodes: 2}\n")
+    if checkpoint is not None:
+        spec += f"    checkpoint: {checkpoint}\n"
+    objects = yaml.safe_load_all(render_text(spec, "s.yaml", RenderOptions(profile=profile)))
+    [job] = [o for o in objects if o["kind"] == "Job"]
+    container = job["spec"]["template"]["spec"]["containers"][0]
+    assert container["command"][5] == deadline  # sh -c SCRIPT $0 MODE DEADLINE ...
+    args = container["args"]
+    assert args[args.index("--shutdown-timeout") + 1] == timeout
+    assert args.index("--shutdown-timeout") < args.index("train.py")
 
 
 @pytest.mark.parametrize(("version", "per_index", "success", "uid_label"), [
@@ -137,6 +166,29 @@ def test_ray_shapes() -> None:
     cluster_only = _objects("distributed-ray.yaml", distributed_output="raycluster")
     assert list(cluster_only) == ["RayCluster/finetune-ray"]
     assert cluster_only["RayCluster/finetune-ray"]["spec"] == cluster
+
+
+RAY_DEADLINE = ("apiVersion: pmanifest/v1\nworkloads:\n  - name: tune\n    image: x\n"
+                "    command: [python, tune.py]\n    activeDeadlineSeconds: 86400\n"
+                "    distributed: {framework: ray, maxNodes: 2}\n")
+
+
+def test_ray_job_gets_the_active_deadline() -> None:
+    """A RayJob keeps the worker's activeDeadlineSeconds (KubeRay fails the job past it); the
+    schema pmanifest ships for RayJob checks it."""
+    [rayjob] = yaml.safe_load_all(render_text(RAY_DEADLINE, "s.yaml"))
+    assert rayjob["kind"] == "RayJob" and rayjob["spec"]["activeDeadlineSeconds"] == 86400
+    assert "activeDeadlineSeconds" not in _objects("distributed-ray.yaml")[
+        "RayJob/finetune-ray"]["spec"]
+
+
+def test_ray_cluster_output_flag_refuses_the_active_deadline() -> None:
+    result = CliRunner().invoke(main, ["render", "-f", "-", "--distributed-output",
+                                       "raycluster"], input=RAY_DEADLINE)
+    assert (result.exit_code, result.stdout, result.stderr) == (
+        2, "", "<stdin>:6:5: activeDeadlineSeconds bounds a run, and a RayCluster "
+        "(--distributed-output raycluster) is no run: it lives until deleted; use output: "
+        "rayjob, or remove activeDeadlineSeconds\n")
 
 
 def test_flag_overrides_the_output() -> None:

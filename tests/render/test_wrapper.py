@@ -154,12 +154,15 @@ def test_supervisor_shape_for_the_linter(where: str, script: str) -> None:
     assert statements[0].startswith("trap 'exit 143' TERM")  # before anything else
     # exec only inside backgrounded subshells, never at top level after a trap
     execs = [line for line in statements if line.startswith("exec ") or " exec " in line]
-    assert execs == ['(trap \'\' INT QUIT; trap - TERM; shift "$pm_n"; exec "$@") &  # the main',
-                     'exec "$@"']
+    assert execs == ['exec "$@"',
+                     '(trap - TERM; trap \'\' INT QUIT; shift "$pm_n"; exec "$@") &  # the main']
     assert lines[lines.index('exec "$@"') + 1] == ") &"
     assert not [line for line in statements if line.startswith("exit 0")]
-    assert statements[-1] == "exit 143"
-    assert 'wait "$pm_child"' in statements
+    assert statements[-1] == 'exit "$pm_status"'
+    # a TERM is acted on in its trap, which waits for the main and exits 143
+    assert statements.count("trap 'pm_preempt \"$@\"' TERM  # from here on a TERM is acted on "
+                            "in the trap, wherever it comes") == 1
+    assert 'wait "$pm_child"' in statements and "exit 143" in statements
 
 
 def test_templates_dir_replaces_the_supervisor(tmp_path: Path) -> None:

@@ -54,6 +54,10 @@ REFUSALS = [
      "spec.yaml:6:48: rdzvPort applies to framework: torchrun, not ray; remove it"),
     ("command: [python, t.py]\ndistributed: {maxNodes: 2, framework: ray, output: job}\n",
      "spec.yaml:6:56: output 'job' is not made by framework ray; use rayjob or raycluster"),
+    ("command: [python, t.py]\nactiveDeadlineSeconds: 86400\n"
+     "distributed: {maxNodes: 2, framework: ray, output: raycluster}\n",
+     "spec.yaml:6:5: activeDeadlineSeconds bounds a run, and a RayCluster (output: raycluster) "
+     "is no run: it lives until deleted; use output: rayjob, or remove activeDeadlineSeconds"),
     ("command: [python, t.py]\ndistributed: {maxNodes: 2, jobSetMaxRestarts: 1}\n",
      "spec.yaml:6:32: jobSetMaxRestarts applies to output: jobset only; remove it"),
     ("command: [python, t.py]\nparallelism: 2\ndistributed: {maxNodes: 2}\n",

@@ -9,6 +9,7 @@ from typing import Any
 from pmanifest.contract import (
     KUBERNETES_DEFAULT_GRACE,
     SIGTERM_EXIT,
+    SUPERVISOR_AFTER_HOOK,
     SUPERVISOR_NAME,
     SUPERVISOR_NO_CHECKPOINT,
 )
@@ -125,17 +126,28 @@ def _taint_toleration(profile: Profile) -> dict[str, Any] | None:
     return {"key": taint.key, "operator": "Equal", "value": taint.value, "effect": taint.effect}
 
 
-def supervisor_arguments(w: WorkloadSpec, profile: Profile) -> list[str]:
-    """MODE DEADLINE N CHECKPOINT_ARGV... of templates/supervisor.sh (see its header)."""
+def supervisor_deadline(w: WorkloadSpec, profile: Profile) -> int:
+    """Seconds from the supervisor's TERM to its SIGKILL of whatever still runs."""
     ckpt = w.checkpoint
     if ckpt is None:  # the pod gets Kubernetes' default grace period, or the provider's cap
         grace = min(KUBERNETES_DEFAULT_GRACE, profile.grace_period_cap)
-        return [SUPERVISOR_NO_CHECKPOINT, str(max(1, grace - DEFAULT_MARGIN_SECONDS)), "0"]
+        return max(1, grace - DEFAULT_MARGIN_SECONDS)
     if ckpt.trigger == "preStop":  # the hook has used its share; the main gets the margin
-        return ["prestop", str(ckpt.margin_seconds), "0"]
+        return ckpt.margin_seconds
+    return ckpt.grace_period_seconds - ckpt.margin_seconds
+
+
+def supervisor_arguments(w: WorkloadSpec, profile: Profile) -> list[str]:
+    """MODE DEADLINE N CHECKPOINT_ARGV... of templates/supervisor.sh (see its header)."""
+    ckpt = w.checkpoint
+    deadline = str(supervisor_deadline(w, profile))
+    if ckpt is None:
+        return [SUPERVISOR_NO_CHECKPOINT, deadline, "0"]
+    if ckpt.trigger == "preStop":
+        return [SUPERVISOR_AFTER_HOOK, deadline, "0"]
     mode = ckpt.mode or "command"
     argv = list(ckpt.command) if mode == "command" else []
-    return [mode, str(ckpt.grace_period_seconds - ckpt.margin_seconds), str(len(argv)), *argv]
+    return [mode, deadline, str(len(argv)), *argv]
 
 
 def _container_context(w: WorkloadSpec, profile: Profile, wrapper: str,

@@ -21,10 +21,10 @@ from typing import Any
 
 from pmanifest.contract import SIGTERM_EXIT, SUPERVISOR_NAME
 from pmanifest.profile import Profile
-from pmanifest.render.context import supervisor_arguments, workload_context
+from pmanifest.render.context import supervisor_arguments, supervisor_deadline, workload_context
 from pmanifest.schema import version_tuple
 from pmanifest.spec import Spec, WorkloadSpec
-from pmanifest.spec.distributed import OUTPUTS
+from pmanifest.spec.distributed import OUTPUTS, RAYCLUSTER_DEADLINE
 from pmanifest.spec.model import DEFAULT_BACKOFF_LIMIT, Distributed
 
 RDZV_SUFFIX = "-rendezvous"
@@ -62,6 +62,9 @@ RAY_SUBMITTER_RESOURCES = {"requests": {"cpu": "500m", "memory": "200Mi"},
                            "limits": {"cpu": "1", "memory": "1Gi"}}  # KubeRay's defaults
 RAY_TTL_AFTER_FINISHED = 300  # keep the cluster 5 minutes for its logs
 RAY_SUBMITTER_BACKOFF = 2
+# torchrun SIGKILLs its trainers this long before the supervisor's deadline (its default is 30 s
+# after TERM, whatever the grace period), so it has stopped them and exited by then
+SHUTDOWN_HEADROOM_SECONDS = 3
 
 Rendered = list[tuple[str, str, dict[str, Any]]]  # (kind, template, context)
 
@@ -102,6 +105,9 @@ def with_output(spec: Spec, output: str) -> Spec:
                 raise spec.error((*w.path, "distributed"), f"--distributed-output {output} is "
                                  f"not made by framework {d.framework} (workload {w.name!r}); "
                                  f"use {' or '.join(OUTPUTS[d.framework])}", value=False)
+            if output == "raycluster" and w.active_deadline_seconds is not None:
+                raise spec.error((*w.path, "activeDeadlineSeconds"), RAYCLUSTER_DEADLINE.format(
+                    "--distributed-output raycluster"), value=False)
             w = replace(w, distributed=replace(d, output=output))
         workloads.append(w)
     return replace(spec, workloads=tuple(workloads))
@@ -109,14 +115,18 @@ def with_output(spec: Spec, output: str) -> Spec:
 
 # --- torchrun -------------------------------------------------------------------------------
 
-def torchrun_argv(w: WorkloadSpec, d: Distributed, host: str) -> list[str]:
-    """The worker's main command: torchrun with its elastic flags, then the training program."""
+def torchrun_argv(w: WorkloadSpec, d: Distributed, host: str, deadline: int) -> list[str]:
+    """The worker's main command: torchrun with its elastic flags, then the training program.
+    ``deadline``: the supervisor's, in seconds after TERM; torchrun's shutdown timeout (TERM to
+    its trainers, SIGKILL after) ends before it."""
     conf = (f"is_host=false,join_timeout={d.join_timeout_seconds},"
             f"last_call_timeout={d.last_call_timeout_seconds}")
+    shutdown = max(1, deadline - SHUTDOWN_HEADROOM_SECONDS)
     return ["torchrun", "--nnodes", f"{d.min_nodes}:{d.max_nodes}",
             "--nproc-per-node", str(d.nproc_per_node), "--max-restarts", str(d.max_restarts),
             "--rdzv-backend", "c10d", "--rdzv-endpoint", f"{host}:{d.rdzv_port}",
-            "--rdzv-id", f"$({RDZV_ID_ENV})", "--rdzv-conf", conf, *d.program]
+            "--rdzv-id", f"$({RDZV_ID_ENV})", "--rdzv-conf", conf,
+            "--shutdown-timeout", str(shutdown), *d.program]
 
 
 def _supervised(w: WorkloadSpec, profile: Profile, main: list[str], wrapper: str
@@ -132,8 +142,8 @@ def _worker_pod(w: WorkloadSpec, d: Distributed, base: dict[str, Any], version: 
                 ) -> dict[str, Any]:
     pod = dict(base["pod"])
     container = dict(pod["container"])
-    container["command"], container["args"] = _supervised(w, profile,
-                                                          torchrun_argv(w, d, host), wrapper)
+    main = torchrun_argv(w, d, host, supervisor_deadline(w, profile))
+    container["command"], container["args"] = _supervised(w, profile, main, wrapper)
     label = ("batch.kubernetes.io/controller-uid" if version_tuple(version)
              >= JOB_UID_LABEL_SINCE else "controller-uid")
     env: list[dict[str, Any]] = [{"name": k, "value": v} for k, v in DEFAULT_ENV.items()
@@ -315,6 +325,7 @@ def _ray_context(w: WorkloadSpec, d: Distributed, base: dict[str, Any], profile:
         "entrypoint": shlex.join(d.program),
         "ttl_seconds_after_finished": RAY_TTL_AFTER_FINISHED,
         "backoff_limit": w.backoff_limit,
+        "active_deadline_seconds": w.active_deadline_seconds,  # RayJob only
         "submitter_backoff_limit": RAY_SUBMITTER_BACKOFF,
         "head": {"pod": head, "workload": _named(w, base, w.name + "-head", "coordinator"),
                  "runtime": _runtime()},

@@ -31,7 +31,11 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from pmanifest.contract import KUBERNETES_DEFAULT_GRACE, SUPERVISOR_NO_CHECKPOINT
+from pmanifest.contract import (
+    KUBERNETES_DEFAULT_GRACE,
+    SUPERVISOR_AFTER_HOOK,
+    SUPERVISOR_NO_CHECKPOINT,
+)
 from pmanifest.document import Path
 from pmanifest.rules import Context, Hit, Mention, rule
 from pmanifest.shell import (
@@ -67,12 +71,14 @@ class _Shell:
     facts: ScriptFacts
     prestop: PreStop | None
     program: str | None = None  # the shell that runs the script: sh, bash, dash, busybox...
-    no_checkpoint: bool = False  # pmanifest's supervisor without a checkpoint (mode none)
+    # pmanifest's supervisor whose TERM handler only stops the main: mode none (no
+    # checkpoint) or prestop (the preStop hook checkpoints)
+    no_checkpoint: bool = False
 
     @property
     def term_handlers(self) -> tuple[Trap, ...]:
         """The TERM traps that stand for a checkpoint trigger: none for pmanifest's
-        supervisor in mode none, whose handler only stops the main."""
+        supervisor in mode none or prestop, whose handler only stops the main."""
         return () if self.no_checkpoint else self.facts.traps
 
     def trap_hit(self, trap: Trap | Command, message: str,
@@ -99,7 +105,8 @@ def _shells(workload: Workload) -> Iterator[_Shell]:
             facts = analyse(found[1])
         argv = container_argv(container.data)
         yield _Shell(container, script_path, facts, prestop_of(container.data),
-                     script_shell(argv), supervisor_mode(argv) == SUPERVISOR_NO_CHECKPOINT)
+                     script_shell(argv),
+                     supervisor_mode(argv) in (SUPERVISOR_NO_CHECKPOINT, SUPERVISOR_AFTER_HOOK))
 
 
 def checkpoints(workload: Workload, shells: list[_Shell]) -> bool:
@@ -171,7 +178,7 @@ def double_checkpoint_trigger(context: Context) -> Iterable[Hit]:
     for shell in _shells(context.workload):
         if shell.prestop is None or not shell.prestop.does_work:
             continue
-        trap = next((t for t in shell.facts.traps if t.does_work), None)
+        trap = next((t for t in shell.term_handlers if t.does_work), None)
         if trap is None or shell.script_path is None:
             continue
         before = (f"container {shell.container.name!r} checkpoints twice: in this preStop "

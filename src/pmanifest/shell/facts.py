@@ -15,12 +15,12 @@ LAUNCHERS = frozenset({"env", "tini", "tini-static", "dumb-init"})
 NOT_WORK = frozenset({
     "echo", "printf", "exit", "kill", "wait", "true", "false", ":", "trap", "sleep", "return",
     "set", "unset", "export", "local", "readonly", "declare", "typeset", "shift", "cd", "test",
-    "[", "[[", "logger",
+    "[", "[[", "logger", "continue", "break", "read",
 })
 # Commands after a trap that do not make up "the main process" when run in the foreground.
 QUICK = NOT_WORK | frozenset({
     "exec", "mkdir", "touch", "ln", "chmod", "chown", "date", "hostname", "id", "umask", "ulimit",
-    "source", ".", "eval", "alias", "command", "type", "hash", "read", "pwd", "nvidia-smi",
+    "source", ".", "eval", "alias", "command", "type", "hash", "pwd", "nvidia-smi",
 })
 # Where writing a checkpoint makes no sense, so an argument under them is not a checkpoint path.
 SYSTEM_DIRS = ("/dev", "/proc", "/sys", "/etc", "/usr", "/bin", "/sbin", "/lib", "/lib64",

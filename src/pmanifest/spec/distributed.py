@@ -35,6 +35,8 @@ MAX_NAME_LENGTH = 40  # the longest derived name: <name>-rendezvous-0-0 (JobSet 
 TORCHRUN_ONLY = ("rdzvPort", "maxRestarts", "joinTimeoutSeconds", "lastCallTimeoutSeconds",
                  "nprocPerNode", "jobSetMaxRestarts")
 RAY_ONLY = ("rayVersion", "gcsFaultTolerance")
+RAYCLUSTER_DEADLINE = ("activeDeadlineSeconds bounds a run, and a RayCluster ({}) is no run: it "
+                       "lives until deleted; use output: rayjob, or remove activeDeadlineSeconds")
 _PYTHON = re.compile(r"^python(\d+(\.\d+)?)?$")
 
 
@@ -135,13 +137,7 @@ def parse_distributed(raw: dict[str, Any], workload: dict[str, Any], path: Path,
             other = "ray" if framework == "torchrun" else "torchrun"
             raise fail((*dpath, key), f"{key} applies to framework: {other}, not {framework}; "
                        "remove it", value=False)
-    output = raw.get("output", OUTPUTS[framework][0])
-    if output not in OUTPUTS[framework]:
-        raise fail((*dpath, "output"), f"output {output!r} is not made by framework "
-                   f"{framework}; use {' or '.join(OUTPUTS[framework])}")
-    if "jobSetMaxRestarts" in raw and output != "jobset":
-        raise fail((*dpath, "jobSetMaxRestarts"), "jobSetMaxRestarts applies to output: "
-                   "jobset only; remove it", value=False)
+    output = _output(raw, workload, framework, path, fail)
     max_nodes = raw["maxNodes"]
     min_nodes = raw.get("minNodes", DEFAULT_MIN_NODES)
     if min_nodes > max_nodes:
@@ -167,6 +163,23 @@ def parse_distributed(raw: dict[str, Any], workload: dict[str, Any], path: Path,
             if "redisPasswordSecret" in gcs else None,
             gcs.get("externalStorageNamespace")),
     )
+
+
+def _output(raw: dict[str, Any], workload: dict[str, Any], framework: str, path: Path,
+            fail: Fail) -> str:
+    """The output ``raw`` asks for, once the fields that go with another output are refused."""
+    dpath = (*path, "distributed")
+    output: str = raw.get("output", OUTPUTS[framework][0])
+    if output not in OUTPUTS[framework]:
+        raise fail((*dpath, "output"), f"output {output!r} is not made by framework "
+                   f"{framework}; use {' or '.join(OUTPUTS[framework])}")
+    if output == "raycluster" and "activeDeadlineSeconds" in workload:
+        raise fail((*path, "activeDeadlineSeconds"), RAYCLUSTER_DEADLINE.format(
+            "output: raycluster"), value=False)
+    if "jobSetMaxRestarts" in raw and output != "jobset":
+        raise fail((*dpath, "jobSetMaxRestarts"), "jobSetMaxRestarts applies to output: "
+                   "jobset only; remove it", value=False)
+    return output
 
 
 def _check_workload(workload: dict[str, Any], path: Path, fail: Fail) -> None:

@@ -229,7 +229,8 @@ def _workload_schema() -> dict[str, Any]:
                                     "preempted attempts included (preemptions do not count "
                                     "against backoffLimit, so without it a Job that keeps "
                                     "being preempted runs unbounded). Omitted means no "
-                                    "limit."),
+                                    "limit. A Ray worker's RayJob gets it as its own "
+                                    "activeDeadlineSeconds; a RayCluster refuses it."),
         "checkpoint": _checkpoint_schema(),
         "distributed": distributed_schema(),
     }
