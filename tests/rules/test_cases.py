@@ -2,18 +2,24 @@
 
 A case file ``cases/<anything>.yaml`` looks like::
 
-    rule: PM201            # the rule under test; only its findings are compared...
+    rule: PM201            # the rule under test
+    rules: [PM201, PM302]  # optional: the rules run and compared (default: [rule])
     cases:
       - name: over the cap
         manifest: |
           apiVersion: batch/v1
           ...
         findings: ["12:7 grace-period-over-limit"]   # "line:col slug", in order
-        all_rules: false   # ...unless true: then every finding is compared
+        rules: [PM201, PM401]       # optional, for this case: the rules run and compared
         kubernetesVersion: "1.31"   # optional
         profile: together           # optional
         cluster: |                  # whole-input rules: the cluster request (also at the top)
           num_gpus: 16
+
+A case runs only the rules it lists (``--select``; PM001 and PM007 the engine reports always
+are dropped unless listed) and compares all their findings, so a case file checks its own rules
+and a new rule changes no other rule's cases. A file about kinds or roles, which proves that
+every rule reads them, lists the rules there were when it was written.
 
 For a cluster rule (``applies="cluster"``) the ``manifest`` is a cluster request body or a
 saved ``tg beta clusters`` command line.
@@ -46,6 +52,9 @@ def _cases() -> list[Any]:
     params = []
     for stem, data in _case_files():
         for case in data["cases"]:
+            assert "all_rules" not in case, f"{stem}: list the rules compared in `rules:`"
+            case = {"rules": data.get("rules", [data["rule"]]), **case}
+            assert data["rule"] in case["rules"], f"{stem}: {case['name']}: rules: lacks the rule"
             if "cluster" in data:
                 case = {"cluster": data["cluster"], **case}
             params.append(pytest.param(data["rule"], case, id=f"{stem}: {case['name']}"))
@@ -55,16 +64,18 @@ def _cases() -> list[Any]:
 def run_case(rule_name: str, case: dict[str, Any]) -> list[str]:
     rule = lookup(rule_name)
     assert rule is not None, f"unknown rule {rule_name}"
+    compared = set()
+    for name in case.get("rules", [rule_name]):
+        listed = lookup(name)
+        assert listed is not None, f"unknown rule {name} in rules:"
+        compared.add(listed.meta.id)
     options = LintOptions(
         kubernetes_version=str(case.get("kubernetesVersion", "1.31")),
         profile_name=case.get("profile", "together"),
+        select=frozenset(compared),
     )
     findings = findings_of(rule, case["manifest"], "case.yaml", options, case.get("cluster", ""))
-    return [
-        f"{f.line}:{f.column} {f.slug}"
-        for f in findings
-        if case.get("all_rules") or f.rule == rule.meta.id
-    ]
+    return [f"{f.line}:{f.column} {f.slug}" for f in findings if f.rule in compared]
 
 
 @pytest.mark.parametrize(("rule_name", "case"), _cases())
