@@ -201,6 +201,31 @@ def test_unknown_rule_names_in_suppressions_are_reported(runner: CliRunner,
         summary("1 error, 2 warnings, 0 info in 1 file", "1 object"))
 
 
+def test_a_suppression_written_as_yaml_is_reported_not_honoured(runner: CliRunner,
+                                                                 tmp_path: Path) -> None:
+    """`ignore: PM201` (a colon, as in YAML) is no directive: the finding stays, and the
+    comment is reported whether the name in it is a rule or not; the annotation, which is
+    YAML, names an unknown rule with a suggestion."""
+    text = LONG_GRACE.replace(
+        "metadata: {name: train}",
+        'metadata:\n  name: train\n  annotations: {pmanifest.io/ignore: "PM2O1"}').replace(
+        "terminationGracePeriodSeconds: 900",
+        "terminationGracePeriodSeconds: 900  # pmanifest: ignore: PM201\n"
+        "      # pmanifest: ignore: PM2O1")
+    write(tmp_path / "job.yaml", text)
+    not_understood = ("warning PM005[suppression-suppresses-nothing] `# pmanifest:` comment not "
+                      "understood, so it suppresses nothing; write `# pmanifest: "
+                      "ignore=PM201[,RULE...] [reason=...]` with nothing after it")
+    assert run(runner, "job.yaml") == (1, (
+        "job.yaml:5:38: warning PM005[suppression-suppresses-nothing] annotation "
+        "pmanifest.io/ignore names 'PM2O1', which is no rule (did you mean 'PM201'?), so it "
+        "suppresses nothing; `pmanifest rules` lists the ids and slugs\n"
+        f"job.yaml:14:7: {GRACE_FINDING}\n"
+        f"job.yaml:14:45: {not_understood}\n"
+        f"job.yaml:15:9: {not_understood}\n"),
+        summary("1 error, 3 warnings, 0 info in 1 file", "1 object"))
+
+
 def test_the_config_can_turn_suppressions_in_manifests_off(runner: CliRunner,
                                                            tmp_path: Path) -> None:
     write(tmp_path / "job.yaml", LONG_GRACE.replace(

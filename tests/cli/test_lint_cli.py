@@ -66,6 +66,21 @@ def test_non_kubernetes_files_alone_are_not_a_clean_run(runner: CliRunner, tmp_p
         0, "", f"0 errors, 0 warnings, 0 info in 1 file (0 objects, {RULES} rules)\n")
 
 
+def test_a_field_at_the_wrong_level_says_where_it_belongs(runner: CliRunner,
+                                                         tmp_path: Path) -> None:
+    write(tmp_path / "job.yaml", BAD_FIELD.replace(
+        "      terminationGracePeriodSecond: 300\n"
+        "      containers: [{name: main, image: busybox}]\n",
+        "      containers:\n        - name: main\n          image: busybox\n"
+        "          terminationGracePeriodSeconds: 120\n"))
+    result = runner.invoke(main, ["lint", *SELECT, "job.yaml"])
+    assert (result.exit_code, result.stdout, result.stderr) == (1, (
+        "job.yaml:12:11: error PM002[schema-invalid] unknown key 'terminationGracePeriodSeconds' "
+        "in spec.template.spec.containers[0]; 'terminationGracePeriodSeconds' belongs on the pod "
+        "spec, not here: move it there\n"),
+        f"1 error, 0 warnings, 0 info in 1 file (1 object, {RULES} rules)\n")
+
+
 def test_json_format_matches_the_design(runner: CliRunner, tmp_path: Path) -> None:
     write(tmp_path / "job.yaml", BAD_FIELD)
     result = runner.invoke(main, ["lint", *SELECT, "--format", "json", "job.yaml"])
