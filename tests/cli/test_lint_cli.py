@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -244,8 +246,25 @@ def test_explain_by_slug_and_unknown(runner: CliRunner) -> None:
 
 def test_explain_documents_the_grace_and_fragment_decisions(runner: CliRunner) -> None:
     grace = runner.invoke(main, ["explain", "PM201"]).stdout
-    assert "DaemonSets are not checked: they run on every node by design" in grace
     assert "An explicit value equal to Kubernetes' default (30 s) is judged like an" in grace
+    # one decision for the grace rules: no DaemonSet, said where each says what it reads
+    applies = (
+        "Applies to:\n  every pod template of role worker, coordinator or serving (not "
+        "DaemonSets, whose pods have the role daemon): of the core workload kinds (Pod, Job, "
+        "CronJob, Deployment, StatefulSet, ReplicaSet, ReplicationController, PodTemplate), of "
+        "the custom resources pmanifest knows (KubeRay, JobSet, Kubeflow, LeaderWorkerSet, "
+        "Volcano, Argo, Spark, and those Katib and AppWrapper embed) and found by shape "
+        "(PM003)\n")
+    for rule, why in (("PM201", "DaemonSets are not checked, by this rule or the other grace "
+                                "rules (PM202, PM203): they run on every node by design"),
+                      ("PM202", "DaemonSets are not checked either, as by the other grace rules "
+                                "(PM201, PM203): a DaemonSet pod runs on every node by design"),
+                      ("PM203", "DaemonSets are not checked, as by the other grace rules (PM201, "
+                                "PM202): a node agent's preStop sleep")):
+        text = runner.invoke(main, ["explain", rule]).stdout
+        assert applies in text, rule
+        assert why in " ".join(text.split()), rule
+    assert "DaemonSet" in runner.invoke(main, ["explain", "PM301"]).stdout.split("Why:")[0]
     fragment = runner.invoke(main, ["explain", "patch-fragment-skipped"]).stdout
     assert fragment.startswith("PM007 patch-fragment-skipped (info)\n")
     assert "Applies to:\n  every Kubernetes object (a patch fragment is reported instead of " \
@@ -253,3 +272,24 @@ def test_explain_documents_the_grace_and_fragment_decisions(runner: CliRunner) -
     suppression = runner.invoke(main, ["explain", "PM005"]).stdout
     assert "Applies to:\n  every `# pmanifest:` comment and pmanifest.io/ignore annotation\n" \
         in suppression
+
+
+CHECK_CODE = ("pmanifest.rules", "pmanifest.lint", "pmanifest.shell", "pmanifest.policy",
+              "pmanifest.workloads", "pmanifest.placement")
+
+
+@pytest.mark.parametrize("command", [["explain", "PM201"], ["rules"],
+                                     ["rules", "--format", "json"]])
+def test_asking_what_a_rule_means_imports_no_check(tmp_path: Path, command: list[str]) -> None:
+    """`explain` and `rules` read the catalogue only (what a rule applies to included): a
+    fresh interpreter runs them and names the pmanifest modules it imported."""
+    script = ("import sys\nfrom click.testing import CliRunner\nfrom pmanifest.cli import main\n"
+              f"result = CliRunner().invoke(main, {command!r})\n"
+              "assert result.exit_code == 0, result.output\n"
+              "print(' '.join(sorted(m for m in sys.modules if m.startswith('pmanifest'))))\n")
+    proc = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120, check=False)
+    assert (proc.returncode, proc.stderr) == (0, "")
+    modules = proc.stdout.split()
+    assert "pmanifest.catalogue" in modules
+    assert [m for m in modules if m.startswith(CHECK_CODE)] == []

@@ -5,7 +5,8 @@ Decisions (documented in the rule's catalogue entry, shown by ``explain``):
 
 - An explicit ``terminationGracePeriodSeconds`` equal to Kubernetes' default (30 s) is judged
   like an omitted one: writing the default down asks for nothing the pod would not get anyway.
-- DaemonSets (role ``daemon``) are not checked: they run on every node by design, standard
+- DaemonSets (role ``daemon``) are not checked, by any grace rule (PM201-PM203: the
+  catalogue's ``roles:``, applied by the engine): they run on every node by design, standard
   ones included, where the longer grace period is honoured; nothing can keep them off
   preemptible nodes, and lowering the value changes nothing there (the node goes at the
   drain deadline whatever the pod asked for).
@@ -16,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TypeGuard
 
-from pmanifest.contract import DAEMON_ROLE, KUBERNETES_DEFAULT_GRACE
+from pmanifest.contract import KUBERNETES_DEFAULT_GRACE
 from pmanifest.rules import Context, Hit, rule
 
 
@@ -25,7 +26,7 @@ def grace_period_over_limit(ctx: Context) -> Iterator[Hit]:
     w, profile = ctx.workload, ctx.profile
     grace = w.pod.get("terminationGracePeriodSeconds")
     cap = profile.grace_period_cap
-    if not w.placement.preemptible or w.role == DAEMON_ROLE or not _integral(grace):
+    if not w.placement.preemptible or not _integral(grace):
         return
     if grace <= cap or grace == KUBERNETES_DEFAULT_GRACE:
         return
