@@ -295,6 +295,7 @@ def _finding(doc: Document, rule: Rule, hit: Hit, pos: Pos, options: LintOptions
         object=ObjectRef(doc.kind, doc.name, doc.namespace),
         path=dotted(hit.path),
         message=message,
+        fix=hit.fix,
     )
 
 

@@ -99,6 +99,27 @@ def test_json_format_matches_the_design(runner: CliRunner, tmp_path: Path) -> No
                                   "infos": 0, "skipped": 0}
 
 
+def test_json_carries_the_fix_a_check_proposes(runner: CliRunner, tmp_path: Path) -> None:
+    write(tmp_path / "job.yaml", BAD_FIELD.replace(
+        "      nodeName: gpu-dp-001  # a standard node: only the schema finding below applies\n"
+        "      terminationGracePeriodSecond: 300\n",
+        "      terminationGracePeriodSeconds: 900\n"))
+    result = runner.invoke(main, ["lint", "--select", "PM201", "--format", "json", "job.yaml"])
+    assert (result.exit_code, result.stderr) == (
+        1, f"1 error, 0 warnings, 0 info in 1 file (1 object, {len({'PM201', *ALWAYS})} rules)\n")
+    assert json.loads(result.stdout)["findings"] == [{
+        "rule": "PM201", "slug": "grace-period-over-limit", "severity": "error",
+        "file": "job.yaml", "line": 8, "column": 7,
+        "object": {"kind": "Job", "name": "train", "namespace": None},
+        "path": "spec.template.spec.terminationGracePeriodSeconds",
+        "message": "terminationGracePeriodSeconds is 900, above the 300 s cap of preemptible "
+                   "nodes (together profile): the node is removed 300 s after the notice "
+                   "whatever the pod is doing; set it to 300 or less and finish the checkpoint "
+                   "inside that window",
+        "fix": {"path": "spec.template.spec.terminationGracePeriodSeconds", "value": 300},
+    }]
+
+
 def test_syntax_error_is_a_finding_and_other_files_are_still_linted(
     runner: CliRunner, tmp_path: Path
 ) -> None:

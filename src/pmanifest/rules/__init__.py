@@ -42,7 +42,7 @@ from pmanifest.catalogue import (
 )
 from pmanifest.cluster_request import ClusterRequest
 from pmanifest.demand import Demand
-from pmanifest.document import Document, Path, Pos
+from pmanifest.document import Document, Fix, Path, Pos
 from pmanifest.errors import ConfigError
 from pmanifest.profile import Profile
 from pmanifest.shell.facts import Loc
@@ -56,17 +56,6 @@ __all__ = ["RULE_ID", "SEVERITIES", "SLUG", "ClusterContext", "Context", "Fix", 
 # applied by the engine itself: syntax (PM001), suppressions that suppress nothing (PM005),
 # patch fragments not linted (PM007)
 ENGINE_RULES = ("PM001", "PM005", "PM007")
-
-
-@dataclass(frozen=True)
-class Fix:
-    """A machine-readable fix: set the value at ``path`` (from the document root) to
-    ``value``, or remove the key with ``remove``. Not applied yet: the place where an
-    auto-fix command will attach."""
-
-    path: Path
-    value: Any = None
-    remove: bool = False
 
 
 @dataclass(frozen=True)

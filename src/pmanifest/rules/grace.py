@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from typing import TypeGuard
 
 from pmanifest.contract import KUBERNETES_DEFAULT_GRACE
-from pmanifest.rules import Context, Hit, rule
+from pmanifest.rules import Context, Fix, Hit, rule
 
 
 @rule("PM201")
@@ -30,11 +30,13 @@ def grace_period_over_limit(ctx: Context) -> Iterator[Hit]:
         return
     if grace <= cap or grace == KUBERNETES_DEFAULT_GRACE:
         return
-    yield Hit((*w.pod_path, "terminationGracePeriodSeconds"),
+    path = (*w.pod_path, "terminationGracePeriodSeconds")
+    yield Hit(path,
               f"terminationGracePeriodSeconds is {grace}, above the {cap} s cap of preemptible "
               f"nodes ({profile.name} profile): the node is removed "
               f"{profile.drain_window_seconds} s after the notice whatever the pod is doing; "
-              f"set it to {cap} or less and finish the checkpoint inside that window")
+              f"set it to {cap} or less and finish the checkpoint inside that window",
+              fix=Fix(path, cap))  # the most of the window the pod can have
 
 
 def _integral(value: object) -> TypeGuard[int | float]:
