@@ -52,26 +52,60 @@ def _modules() -> dict[str, Path]:
     return out
 
 
-def _imports(path: Path, modules: dict[str, Path]) -> set[str]:
-    """The package modules a module imports, anywhere in it (functions included)."""
+def _imports(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
+    """The package modules a module imports, anywhere in it (functions included); relative
+    imports (``from . import x``, ``from ..lint import y``) resolved against ``name``."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         names: list[str] = []
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
-        found.update(name for name in names if name in modules)
+        elif isinstance(node, ast.ImportFrom):
+            base = _absolute(node, package, name)
+            names = [base] + [f"{base}.{alias.name}" for alias in node.names]
+        found.update(target for target in names if target in modules)
     return found
+
+
+def _absolute(node: ast.ImportFrom, package: str, name: str) -> str:
+    """The absolute module an ``import from`` names."""
+    if node.level == 0:
+        return node.module or ""
+    parts = package.split(".")
+    assert node.level <= len(parts), f"{name}: relative import beyond the package"
+    base = ".".join(parts[:len(parts) - node.level + 1])
+    return f"{base}.{node.module}" if node.module else base
 
 
 def _graph() -> dict[str, set[str]]:
     modules = _modules()
-    return {name: _imports(path, modules) - {name} for name, path in modules.items()}
+    return {name: _imports(name, path, modules) - {name} for name, path in modules.items()}
 
 
 def _top(module: str) -> str:
     return module.split(".")[1] if "." in module else module
+
+
+def test_relative_imports_count_as_imports(tmp_path: Path) -> None:
+    """A relative import is an import like any other: a cycle or an upward import written
+    with dots is found too."""
+    rules = tmp_path / "rules" / "__init__.py"
+    grace = tmp_path / "rules" / "grace.py"
+    rules.parent.mkdir()
+    rules.write_text("from . import grace\nfrom .. import lint\n")
+    grace.write_text("from ..lint import LintOptions\nfrom .grace import x\n"
+                     "def f():\n    from .. import catalogue\n")
+    modules = {m: tmp_path for m in ("pmanifest", "pmanifest.lint", "pmanifest.catalogue",
+                                     "pmanifest.rules", "pmanifest.rules.grace")}
+    # (as `from pmanifest import lint` does, `from .. import lint` names the package too)
+    assert _imports("pmanifest.rules", rules, modules) == {
+        "pmanifest.rules", "pmanifest.rules.grace", "pmanifest", "pmanifest.lint"}
+    assert _imports("pmanifest.rules.grace", grace, modules) == {
+        "pmanifest.lint", "pmanifest.rules.grace", "pmanifest", "pmanifest.catalogue"}
+    grace.write_text("from ... import x\n")
+    with pytest.raises(AssertionError, match="relative import beyond the package"):
+        _imports("pmanifest.rules.grace", grace, modules)
 
 
 def test_modules_are_short() -> None:

@@ -5,7 +5,9 @@ only fails here (the container runs for real under /bin/sh)."""
 
 from __future__ import annotations
 
+import ast
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -15,6 +17,7 @@ from typing import Any
 
 import yaml
 
+from pmanifest import contract, workload_kinds
 from pmanifest.contract import SIGTERM_EXIT
 from pmanifest.lint import LintOptions, lint_bytes
 from pmanifest.render import render_text
@@ -71,3 +74,55 @@ def test_lint_accepts_what_render_writes_and_knows_the_same_code(tmp_path: Path)
     messages = [f.message for f in findings if f.rule == "PM403"]
     assert len(messages) == 1
     assert f"no podFailurePolicy rule ignores exit code {SIGTERM_EXIT}" in messages[0]
+
+
+# names of the contract that code must import from contract.py rather than spell again: a
+# second spelling would drift from the first without failing anything
+SPELLED_ONCE = {
+    "ROLE_LABEL": contract.ROLE_LABEL,
+    "DISRUPTION_TARGET": contract.DISRUPTION_TARGET,
+    "SUPERVISOR_NAME": contract.SUPERVISOR_NAME,
+}
+SOURCE = ROOT / "src" / "pmanifest"
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    """ids of the string nodes that are docstrings (prose, not values)."""
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                out.add(id(body[0].value))
+    return out
+
+
+def _spelled(path: Path) -> list[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    prose = _docstrings(tree)
+    values = {v: k for k, v in SPELLED_ONCE.items()}
+    where = path.relative_to(ROOT)
+    return [f"{where}:{node.lineno}: {node.value!r} is contract.{values[node.value]}"
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and id(node) not in prose
+            and isinstance(node.value, str) and node.value in values]
+
+
+def test_the_contract_is_spelled_once_in_the_code() -> None:
+    found = [line for path in sorted(SOURCE.rglob("*.py")) if path.name != "contract.py"
+             for line in _spelled(path)]
+    assert found == []
+
+
+def test_templates_take_the_contract_from_the_render_context() -> None:
+    found = []
+    for path in sorted((ROOT / "templates").glob("*.j2")):
+        code = re.sub(r"\{#.*?#\}", "", path.read_text(encoding="utf-8"), flags=re.S)
+        found += [f"{path.name}: {name}" for name, value in SPELLED_ONCE.items()
+                  if value in code]
+    assert found == []
+
+
+def test_the_kinds_table_names_the_contract_roles() -> None:
+    assert (workload_kinds.WORKER, workload_kinds.COORDINATOR, workload_kinds.SERVING) == \
+        contract.ROLES

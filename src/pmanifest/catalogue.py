@@ -1,12 +1,15 @@
-"""The rule catalogue: what every rule is called and why it exists, with no check code.
+"""The rule catalogue: what every rule is called, why it exists and what it reads, with no
+check code.
 
 Built-in rules are described in ``policies/rules-*.yaml`` (id, slug, default severity, summary,
-rationale, fix, a failing and a passing example, and the kinds of objects the rule reads; a
-rule about workloads against a cluster adds the cluster request its examples are checked
-against, ``examples.cluster``).
-Rules that join at run time (user policies, plugins) add their metadata here too, through
-the executable registry (:mod:`pmanifest.rules`). Reporters, ``pmanifest rules``, ``explain``
-and SARIF read only this module: asking what PM201 means never imports a check.
+rationale, fix, a failing and a passing example; what the rule applies to, ``applies``: each
+pod template (the default), each Kubernetes object, each cluster request or a whole lint run;
+the kinds of objects and the roles of pod templates it reads, when not all; a rule about
+workloads against a cluster adds the cluster request its examples are checked against,
+``examples.cluster``). Rules that join at run time (user policies, plugins) add their metadata
+here too, through the executable registry (:mod:`pmanifest.rules`). Reporters, ``pmanifest
+rules``, ``explain`` and SARIF read only this module: asking what PM201 means never imports a
+check (unless plugins are installed or policies configured: they are loaded to be listed).
 
 The catalogue refuses malformed or duplicate ids and slugs loudly (RegistryError) instead of
 letting one rule silently shadow another.
@@ -20,7 +23,14 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from pmanifest.contract import DAEMON_ROLE, ROLES
+
 SEVERITIES = ("error", "warning", "info")
+# once per pod template (with its role and placement) / Kubernetes object / cluster request or
+# read (`pmanifest cluster check`) / lint run with --cluster (the GPU demand of every workload)
+APPLIES = ("workload", "object", "cluster", "input")
+POD_ROLES = (*ROLES, DAEMON_ROLE)  # the roles a pod template can have
+PLUGIN_GROUP = "pmanifest.rules"  # the entry-point group of rule plugins
 RULE_ID = re.compile(r"^[A-Z][A-Z0-9]*[0-9]{3}$")
 SLUG = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
 CATALOGUE_GLOB = "rules-*.yaml"
@@ -45,6 +55,10 @@ ENTRY_SCHEMA: dict[str, Any] = {
                      "required": ["fail", "pass"],
                      "properties": {"fail": {"type": "string"}, "pass": {"type": "string"},
                                     "cluster": {"type": "string"}}},
+        "applies": {"enum": list(APPLIES)},
+        # the only roles of pod templates a workload rule reads
+        "roles": {"type": "array", "minItems": 1, "uniqueItems": True,
+                  "items": {"enum": list(POD_ROLES)}},
         # `Kind` (in any API group) or `group/Kind` (`batch/Job` is not Volcano's `Job`)
         "kinds": {"type": "array", "minItems": 1, "uniqueItems": True,
                   "items": {"type": "string", "pattern": r"^([a-z0-9.-]+/)?[A-Z][A-Za-z0-9]*$"}},
@@ -69,6 +83,8 @@ class RuleMeta:
     kinds: tuple[str, ...] = ()  # the only kinds it applies to; () means every kind
     source: str = "pmanifest"  # where it is defined: a catalogue file, a policy, a plugin
     example_cluster: str = ""  # the cluster request both examples are checked against
+    applies: str = "workload"  # what the engine calls the check with (APPLIES)
+    roles: tuple[str, ...] = ()  # the only roles of pod templates it reads; () means all
 
 
 def check_meta(meta: RuleMeta) -> None:
@@ -78,6 +94,12 @@ def check_meta(meta: RuleMeta) -> None:
     if meta.severity not in SEVERITIES:
         raise RegistryError(f"{meta.source}: rule {meta.id}: severity must be one of "
                             f"{', '.join(SEVERITIES)}")
+    if meta.applies not in APPLIES:
+        raise RegistryError(f"{meta.source}: rule {meta.id}: applies must be one of "
+                            f"{', '.join(APPLIES)}")
+    if meta.roles and meta.applies != "workload":
+        raise RegistryError(f"{meta.source}: rule {meta.id}: roles are for rules that apply to "
+                            "pod templates (applies: workload)")
 
 
 def _add(rules: dict[str, RuleMeta], new: RuleMeta) -> None:
@@ -112,7 +134,8 @@ def _entries(text: str, source: str) -> list[RuleMeta]:
                      " ".join(item["summary"].split()), item["rationale"].strip(),
                      item["fix"].strip(), item["examples"]["fail"], item["examples"]["pass"],
                      tuple(item.get("kinds", ())), f"{source}:{item['id']}",
-                     item["examples"].get("cluster", ""))
+                     item["examples"].get("cluster", ""), item.get("applies", "workload"),
+                     tuple(item.get("roles", ())))
             for item in items]
 
 
@@ -150,3 +173,32 @@ def suggest(name: str) -> str:
 
     names = [n for m in catalogue().values() for n in (m.id, m.slug)]
     return did_you_mean(name, names)
+
+
+def plugins_declared() -> bool:
+    """Does any installed distribution declare a ``pmanifest.rules`` entry point? A plain scan
+    of the ``entry_points.txt`` files on sys.path (what importlib.metadata reads too), so that
+    the common case, no plugin, costs neither importlib.metadata (~20 ms) nor the checks."""
+    import os
+    import sys
+
+    header = f"[{PLUGIN_GROUP}]"
+    for directory in sys.path:
+        try:
+            entries = os.scandir(directory or ".")
+        except OSError:
+            continue
+        with entries:
+            for entry in entries:
+                if entry.name.endswith((".dist-info", ".egg-info")) and \
+                        header in _read(os.path.join(entry.path, "entry_points.txt")):
+                    return True
+    return False
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read()
+    except OSError:
+        return ""

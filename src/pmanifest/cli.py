@@ -4,8 +4,10 @@ codes (0 clean, 1 findings or drift, 2 usage/config/spec/input error, 3 internal
 
 from __future__ import annotations
 
+import contextlib
 import sys
-from typing import Any
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -13,10 +15,14 @@ from pmanifest import __version__
 from pmanifest.atomic import echo, write_bytes
 from pmanifest.boundary import EXIT_FINDINGS, Boundary
 from pmanifest.cli_cluster import cluster
+from pmanifest.contract import DAEMON_ROLE
 from pmanifest.errors import PmanifestError
 from pmanifest.progress import colour_wanted
 from pmanifest.render_output import complete_format, output_format
 from pmanifest.reporters import FORMATS
+
+if TYPE_CHECKING:
+    from pmanifest.catalogue import RuleMeta
 
 
 @click.group(cls=Boundary, context_settings={"help_option_names": ["-h", "--help"]})
@@ -211,11 +217,8 @@ _CONFIG = click.option("--config", "config_path", type=click.Path(dir_okay=False
 def rules(output_format: str, policy_dirs: tuple[str, ...], config_path: str | None) -> None:
     """List every rule: id, slug, default severity and summary (with your policies)."""
     from pmanifest.catalogue import catalogue
-    from pmanifest.lint_command import config_from, user_policies
-    from pmanifest.rules import load_plugins
 
-    with user_policies(config_from(config_path), policy_dirs):
-        load_plugins()
+    with _runtime_rules(config_path, policy_dirs):
         metas = list(catalogue().values())
     if output_format == "json":
         import json
@@ -229,6 +232,26 @@ def rules(output_format: str, policy_dirs: tuple[str, ...], config_path: str | N
                  for m in metas), nl=False)
 
 
+@contextlib.contextmanager
+def _runtime_rules(config_path: str | None, policy_dirs: tuple[str, ...]) -> Iterator[None]:
+    """The catalogue with the rules that join at run time: installed plugins and user
+    policies (config `policies:`, --policies). Their code, and so the built-in checks, is
+    loaded only when there are any; otherwise the catalogue alone answers."""
+    from pmanifest.catalogue import plugins_declared
+    from pmanifest.config import config_from
+
+    config = config_from(config_path)
+    if not (config.policies or policy_dirs or plugins_declared()):
+        yield
+        return
+    from pmanifest.lint_command import user_policies
+    from pmanifest.rules import load_plugins
+
+    load_plugins()
+    with user_policies(config, policy_dirs):
+        yield
+
+
 def _kinds(kinds: tuple[str, ...]) -> str:
     return f" [kinds: {', '.join(kinds)}]" if kinds else ""
 
@@ -239,45 +262,60 @@ def _kinds(kinds: tuple[str, ...]) -> str:
 @_CONFIG
 def explain(rule_name: str, policy_dirs: tuple[str, ...], config_path: str | None) -> None:
     """What a rule checks, why, how to fix it, with a failing and a passing example."""
-    from pmanifest.lint_command import config_from, user_policies
-    from pmanifest.rules import lookup, suggest
+    from pmanifest.catalogue import lookup, suggest
 
-    with user_policies(config_from(config_path), policy_dirs):
-        found = lookup(rule_name)
-        if found is None:
+    with _runtime_rules(config_path, policy_dirs):
+        m = lookup(rule_name)
+        if m is None:
             raise PmanifestError(f"unknown rule {rule_name!r}{suggest(rule_name)}; "
                                  "`pmanifest rules` lists them")
-    m = found.meta
     cluster = ("Cluster (--cluster) both examples are checked against:\n"
                + _indent(m.example_cluster)) if m.example_cluster else ""
     echo(f"{m.id} {m.slug} ({m.severity})\n\n{m.summary}\n\n"
-         f"Applies to:\n  {_applies_to(found.applies, m.kinds, m.id)}\n\n"
+         f"Applies to:\n  {_applies_to(m)}\n\n"
          f"Why:\n  {m.rationale}\n\nFix:\n  {m.fix}\n\n"
          "Failing example:\n" + _indent(m.example_fail or "(none given)") + "\n"
          "Passing example:\n" + _indent(m.example_pass or "(none given)") + cluster, nl=False)
 
 
-def _applies_to(applies: str, kinds: tuple[str, ...], rule_id: str) -> str:
-    if rule_id == "PM001":
-        return "every YAML document"
-    if rule_id == "PM005":
-        return "every `# pmanifest:` comment and pmanifest.io/ignore annotation"
-    if rule_id == "PM007":
-        return "every Kubernetes object (a patch fragment is reported instead of linted)"
-    if applies == "cluster":
+_ENGINE_APPLIES = {
+    "PM001": "every YAML document",
+    "PM005": "every `# pmanifest:` comment and pmanifest.io/ignore annotation",
+    "PM007": "every Kubernetes object (a patch fragment is reported instead of linted)",
+}
+_CORE_KINDS = ("Pod", "Job", "CronJob", "Deployment", "StatefulSet", "ReplicaSet",
+               "ReplicationController", "DaemonSet", "PodTemplate")
+
+
+def _applies_to(m: RuleMeta) -> str:
+    if m.id in _ENGINE_APPLIES:
+        return _ENGINE_APPLIES[m.id]
+    if m.applies == "cluster":
         return "cluster requests and reads (`pmanifest cluster check`)"
-    if applies == "input":
+    if m.applies == "input":
         return "the GPU demand of every workload of a run, with `lint --cluster FILE` (or " \
                "`render --cluster FILE`)"
-    what = "objects" if applies == "object" else "pod templates"
-    if kinds:
-        return f"{what} of kind {', '.join(kinds)} (`group/Kind`: that API group only)"
-    if applies == "object":
+    daemons = not m.roles or DAEMON_ROLE in m.roles
+    roles = _roles(m.roles, daemons)
+    what = "objects" if m.applies == "object" else "pod templates"
+    if m.kinds:
+        return f"{what}{roles} of kind {', '.join(m.kinds)} (`group/Kind`: that API group only)"
+    if m.applies == "object":
         return "every Kubernetes object"
-    return "every pod template: of the core workload kinds (Pod, Job, CronJob, Deployment, " \
-           "StatefulSet, ReplicaSet, ReplicationController, DaemonSet, PodTemplate), of the " \
+    core = ", ".join(k for k in _CORE_KINDS if daemons or k != "DaemonSet")
+    return f"every pod template{roles}: of the core workload kinds ({core}), of the " \
            "custom resources pmanifest knows (KubeRay, JobSet, Kubeflow, LeaderWorkerSet, " \
            "Volcano, Argo, Spark, and those Katib and AppWrapper embed) and found by shape (PM003)"
+
+
+def _roles(roles: tuple[str, ...], daemons: bool) -> str:
+    """`` of role worker or serving (not DaemonSets, ...)``, or nothing for every role."""
+    if not roles:
+        return ""
+    named = [r for r in roles if r != DAEMON_ROLE]
+    said = f" of role {', '.join(named[:-1])} or {named[-1]}" if len(named) > 1 else \
+        f" of role {named[0]}" if named else " of role daemon"
+    return said + ("" if daemons else " (not DaemonSets, whose pods have the role daemon)")
 
 
 def _indent(text: str) -> str:

@@ -79,6 +79,17 @@ class Config:
     inline_suppressions: bool = True  # honour ignore comments and annotations in manifests
 
 
+def config_from(config_path: str | None) -> Config:
+    """The config named by --config, else the nearest one, else the defaults."""
+    if config_path is not None:
+        path = FsPath(config_path)
+        if not path.is_file():
+            raise ConfigError("config file not found", config_path)
+        return load_config(path)
+    found = find_config(FsPath.cwd())
+    return load_config(found) if found is not None else Config()
+
+
 def find_config(start: FsPath) -> FsPath | None:
     """The nearest config file at or above ``start``."""
     for directory in (start, *start.parents):

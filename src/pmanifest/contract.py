@@ -21,5 +21,7 @@ SUPERVISOR_MARGIN_SECONDS = 10
 DISRUPTION_TARGET = "DisruptionTarget"  # the pod condition a drain or eviction sets
 KUBERNETES_DEFAULT_GRACE = 30  # terminationGracePeriodSeconds when a pod does not set it
 ROLE_LABEL = "pmanifest.io/role"  # label (or annotation) that declares a workload's role
-ROLES = ("worker", "coordinator", "serving")  # the roles a spec or the role label can give
+# the roles a spec or the role label can give
+WORKER_ROLE, COORDINATOR_ROLE, SERVING_ROLE = "worker", "coordinator", "serving"
+ROLES = (WORKER_ROLE, COORDINATOR_ROLE, SERVING_ROLE)
 DAEMON_ROLE = "daemon"  # DaemonSets: on every node by design

@@ -293,6 +293,17 @@ class ObjectRef:
 
 
 @dataclass(frozen=True)
+class Fix:
+    """A machine-readable fix: set the value at ``path`` (from the object's root) to
+    ``value``, or remove the key with ``remove``. Not applied yet: the place where an
+    auto-fix command will attach; ``--format json`` shows it."""
+
+    path: Path
+    value: Any = None
+    remove: bool = False
+
+
+@dataclass(frozen=True)
 class Finding:
     rule: str
     slug: str
@@ -303,6 +314,7 @@ class Finding:
     object: ObjectRef
     path: str
     message: str
+    fix: Fix | None = None  # what a check proposes, when it knows a correct value
 
     def sort_key(self) -> tuple[str, int, int, str, str]:
         return (self.file, self.line, self.column, self.rule, self.message)

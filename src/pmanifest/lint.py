@@ -209,7 +209,8 @@ def _hits(doc: Document, workloads: tuple[Workload, ...], rules: list[Rule],
     """What every enabled rule reports about one object. A rule with ``kinds`` sees only
     objects (object rules: the object, or an object embedded in it) or pod templates (workload
     rules) of those kinds; the kind of a template is that of the object holding it (an
-    embedded object's own kind)."""
+    embedded object's own kind). A workload rule with ``roles`` sees only pod templates of
+    those roles."""
     profile = options.profile
     hits: list[tuple[Rule, Hit]] = []
     for rule in rules:
@@ -222,18 +223,27 @@ def _hits(doc: Document, workloads: tuple[Workload, ...], rules: list[Rule],
             context = ObjectContext(doc, workloads, profile, options.kubernetes_version)
             hits.extend((rule, hit) for hit in rule.check(context))
             continue
-        for workload in workloads:
-            if kinds and not kind_matches(kinds, workload.group, workload.kind):
-                continue
-            # a pod that selects one of the profile's compute classes is governed by theirs
-            governing = profile.for_pod(workload.pod)
-            found = rule.check(Context(workload, governing, options.kubernetes_version))
-            hits.extend((rule, hit) for hit in found)
+        hits.extend(_workload_hits(rule, workloads, profile, options.kubernetes_version))
     if options.enabled(SUPPRESSION_RULE):  # suppressions on the object that suppress nothing
         rule = registry()[SUPPRESSION_RULE]
         hits.extend((rule, Hit(path, message, value=True)) for path, message
                     in annotation_problems(doc, options.inline_suppressions))
     return hits
+
+
+def _workload_hits(rule: Rule, workloads: tuple[Workload, ...], profile: Profile,
+                   version: str) -> Iterator[tuple[Rule, Hit]]:
+    """What a workload rule reports about the pod templates of its kinds and roles."""
+    assert rule.check is not None
+    kinds, roles = rule.meta.kinds, rule.meta.roles
+    for workload in workloads:
+        if kinds and not kind_matches(kinds, workload.group, workload.kind):
+            continue
+        if roles and workload.role not in roles:
+            continue
+        # a pod that selects one of the profile's compute classes is governed by theirs
+        governing = profile.for_pod(workload.pod)
+        yield from ((rule, hit) for hit in rule.check(Context(workload, governing, version)))
 
 
 def _paths(hit: Hit) -> tuple[tuple[str | int, ...], ...]:
@@ -285,6 +295,7 @@ def _finding(doc: Document, rule: Rule, hit: Hit, pos: Pos, options: LintOptions
         object=ObjectRef(doc.kind, doc.name, doc.namespace),
         path=dotted(hit.path),
         message=message,
+        fix=hit.fix,
     )
 
 

@@ -18,7 +18,7 @@ from typing import TextIO
 
 from pmanifest.atomic import STDOUT, Identity, check_writable, identity, refuse_inputs, write_files
 from pmanifest.cluster_request import ClusterRequest
-from pmanifest.config import Config, find_config, load_config, resolve_rule
+from pmanifest.config import Config, config_from, resolve_rule
 from pmanifest.demand import Demand
 from pmanifest.document import Finding
 from pmanifest.errors import ConfigError, InputError
@@ -89,17 +89,6 @@ def pair_outputs(formats: tuple[str, ...], paths: tuple[str, ...]) -> tuple[Outp
                 raise ConfigError(f"--output {o.path} is given twice")
             seen.add(key)
     return outputs
-
-
-def config_from(config_path: str | None) -> Config:
-    """The config named by --config, else the nearest one, else the defaults."""
-    if config_path is not None:
-        path = FsPath(config_path)
-        if not path.is_file():
-            raise ConfigError("config file not found", config_path)
-        return load_config(path)
-    found = find_config(FsPath.cwd())
-    return load_config(found) if found is not None else Config()
 
 
 def options_for(request: LintRequest, config: Config) -> LintOptions:

@@ -29,9 +29,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from pmanifest.contract import DAEMON_ROLE
+from pmanifest.contract import COORDINATOR_ROLE, DAEMON_ROLE, SERVING_ROLE, WORKER_ROLE
 
-WORKER, COORDINATOR, SERVING = "worker", "coordinator", "serving"
+WORKER, COORDINATOR, SERVING = WORKER_ROLE, COORDINATOR_ROLE, SERVING_ROLE  # short names
 SET, LEADER = "set", "leader"
 BUILTIN = ""  # the group of the core kinds: any built-in API group
 

@@ -23,7 +23,13 @@ from pmanifest.cli import main
 from pmanifest.lint import ALWAYS
 from pmanifest.rules import registry
 
-RULES = len(registry())  # a default run applies every rule
+# A run selects the rules the tests are about (the grace period and suppressions; PM001 and
+# PM007 are always applied), so a new rule changes none of these outputs.
+SELECT = ("--select", "PM201", "--select", "PM005")
+RULES = len({"PM201", "PM005", *ALWAYS})
+EVERY = len(registry())  # a run without --select applies every rule
+# an object no rule has anything to say about: no pod, nothing to validate but its schema
+CONFIG_MAP = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {mode: fast}\n"
 GOOD = """\
 apiVersion: batch/v1
 kind: Job
@@ -62,8 +68,9 @@ def write(path: Path, text: str) -> None:
     path.write_text(text)
 
 
-def run(runner: CliRunner, *args: str, stdin: str | None = None) -> tuple[int, str, str]:
-    result = runner.invoke(main, ["lint", *args], input=stdin)
+def run(runner: CliRunner, *args: str, stdin: str | None = None,
+        select: tuple[str, ...] = SELECT) -> tuple[int, str, str]:
+    result = runner.invoke(main, ["lint", *select, *args], input=stdin)
     return result.exit_code, result.stdout, result.stderr
 
 
@@ -133,12 +140,16 @@ def test_a_clean_run_says_what_it_checked(runner: CliRunner, tmp_path: Path) -> 
     write(tmp_path / "k8s" / "b.yaml", GOOD + "---\n" + GOOD.replace("train", "eval"))
     assert run(runner, "k8s") == (
         0, "", summary("0 errors, 0 warnings, 0 info in 2 files", "3 objects"))
-    # the rules counted are the rules applied: --select and --disable change the number
+    # the rules counted are the rules applied: every rule by default, and --select and
+    # --disable change the number
+    write(tmp_path / "cm" / "settings.yaml", CONFIG_MAP)
+    assert run(runner, "cm", select=()) == (
+        0, "", summary("0 errors, 0 warnings, 0 info in 1 file", "1 object", EVERY))
     selected = len({"PM201", *ALWAYS})
-    assert run(runner, "k8s", "--select", "PM201") == (
-        0, "", summary("0 errors, 0 warnings, 0 info in 2 files", "3 objects", selected))
-    assert run(runner, "k8s", "--disable", "PM201", "--no-schema") == (
-        0, "", summary("0 errors, 0 warnings, 0 info in 2 files", "3 objects", RULES - 2))
+    assert run(runner, "cm", "--select", "PM201", select=()) == (
+        0, "", summary("0 errors, 0 warnings, 0 info in 1 file", "1 object", selected))
+    assert run(runner, "cm", "--disable", "PM201", "--no-schema", select=()) == (
+        0, "", summary("0 errors, 0 warnings, 0 info in 1 file", "1 object", EVERY - 2))
 
 
 def test_the_summary_follows_json_and_file_reports_too(runner: CliRunner,
@@ -188,6 +199,31 @@ def test_unknown_rule_names_in_suppressions_are_reported(runner: CliRunner,
         "names 'PM2O1', which is no rule (did you mean 'PM201'?), so it suppresses nothing; "
         "`pmanifest rules` lists the ids and slugs\n"),
         summary("1 error, 2 warnings, 0 info in 1 file", "1 object"))
+
+
+def test_a_suppression_written_as_yaml_is_reported_not_honoured(runner: CliRunner,
+                                                                 tmp_path: Path) -> None:
+    """`ignore: PM201` (a colon, as in YAML) is no directive: the finding stays, and the
+    comment is reported whether the name in it is a rule or not; the annotation, which is
+    YAML, names an unknown rule with a suggestion."""
+    text = LONG_GRACE.replace(
+        "metadata: {name: train}",
+        'metadata:\n  name: train\n  annotations: {pmanifest.io/ignore: "PM2O1"}').replace(
+        "terminationGracePeriodSeconds: 900",
+        "terminationGracePeriodSeconds: 900  # pmanifest: ignore: PM201\n"
+        "      # pmanifest: ignore: PM2O1")
+    write(tmp_path / "job.yaml", text)
+    not_understood = ("warning PM005[suppression-suppresses-nothing] `# pmanifest:` comment not "
+                      "understood, so it suppresses nothing; write `# pmanifest: "
+                      "ignore=PM201[,RULE...] [reason=...]` with nothing after it")
+    assert run(runner, "job.yaml") == (1, (
+        "job.yaml:5:38: warning PM005[suppression-suppresses-nothing] annotation "
+        "pmanifest.io/ignore names 'PM2O1', which is no rule (did you mean 'PM201'?), so it "
+        "suppresses nothing; `pmanifest rules` lists the ids and slugs\n"
+        f"job.yaml:14:7: {GRACE_FINDING}\n"
+        f"job.yaml:14:45: {not_understood}\n"
+        f"job.yaml:15:9: {not_understood}\n"),
+        summary("1 error, 3 warnings, 0 info in 1 file", "1 object"))
 
 
 def test_the_config_can_turn_suppressions_in_manifests_off(runner: CliRunner,

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from pmanifest.cli import main
-from pmanifest.rules import registry
+from pmanifest.lint import ALWAYS
 
 BAD_FIELD = """\
 apiVersion: batch/v1
@@ -26,7 +28,9 @@ spec:
 """
 SYNTAX = "apiVersion: v1\nkind: Pod\nmetadata: {name: x\n"
 NOT_KUBERNETES = "name: my-app\nvalues: [1, 2]\n"
-RULES = len(registry())  # a default run applies every rule
+# the runs select the rule they are about (PM002, the schema), so a new rule changes nothing
+SELECT = ("--select", "PM002")
+RULES = len({"PM002", *ALWAYS})
 
 
 @pytest.fixture
@@ -43,7 +47,7 @@ def write(path: Path, text: str) -> str:
 
 def test_findings_exit_1_with_exact_text(runner: CliRunner, tmp_path: Path) -> None:
     write(tmp_path / "job.yaml", BAD_FIELD)
-    result = runner.invoke(main, ["lint", "job.yaml"])
+    result = runner.invoke(main, ["lint", *SELECT, "job.yaml"])
     assert result.exit_code == 1
     assert result.stdout == (
         "job.yaml:9:7: error PM002[schema-invalid] unknown key 'terminationGracePeriodSecond' in "
@@ -54,19 +58,34 @@ def test_findings_exit_1_with_exact_text(runner: CliRunner, tmp_path: Path) -> N
 
 def test_non_kubernetes_files_alone_are_not_a_clean_run(runner: CliRunner, tmp_path: Path) -> None:
     write(tmp_path / "values.yaml", NOT_KUBERNETES)
-    result = runner.invoke(main, ["lint", "values.yaml"])
+    result = runner.invoke(main, ["lint", *SELECT, "values.yaml"])
     assert (result.exit_code, result.stdout, result.stderr) == (2, "", (
         "pmanifest: no Kubernetes object found in values.yaml (1 file read, no object with "
         "apiVersion and kind in it): nothing was checked; name the manifests to lint, or pass "
         "--allow-empty where none is expected\n"))
-    result = runner.invoke(main, ["lint", "values.yaml", "--allow-empty"])
+    result = runner.invoke(main, ["lint", *SELECT, "values.yaml", "--allow-empty"])
     assert (result.exit_code, result.stdout, result.stderr) == (
         0, "", f"0 errors, 0 warnings, 0 info in 1 file (0 objects, {RULES} rules)\n")
 
 
+def test_a_field_at_the_wrong_level_says_where_it_belongs(runner: CliRunner,
+                                                         tmp_path: Path) -> None:
+    write(tmp_path / "job.yaml", BAD_FIELD.replace(
+        "      terminationGracePeriodSecond: 300\n"
+        "      containers: [{name: main, image: busybox}]\n",
+        "      containers:\n        - name: main\n          image: busybox\n"
+        "          terminationGracePeriodSeconds: 120\n"))
+    result = runner.invoke(main, ["lint", *SELECT, "job.yaml"])
+    assert (result.exit_code, result.stdout, result.stderr) == (1, (
+        "job.yaml:12:11: error PM002[schema-invalid] unknown key 'terminationGracePeriodSeconds' "
+        "in spec.template.spec.containers[0]; 'terminationGracePeriodSeconds' belongs on the pod "
+        "spec, not here: move it there\n"),
+        f"1 error, 0 warnings, 0 info in 1 file (1 object, {RULES} rules)\n")
+
+
 def test_json_format_matches_the_design(runner: CliRunner, tmp_path: Path) -> None:
     write(tmp_path / "job.yaml", BAD_FIELD)
-    result = runner.invoke(main, ["lint", "--format", "json", "job.yaml"])
+    result = runner.invoke(main, ["lint", *SELECT, "--format", "json", "job.yaml"])
     assert result.exit_code == 1
     payload = json.loads(result.stdout)
     assert payload["findings"] == [{
@@ -80,12 +99,33 @@ def test_json_format_matches_the_design(runner: CliRunner, tmp_path: Path) -> No
                                   "infos": 0, "skipped": 0}
 
 
+def test_json_carries_the_fix_a_check_proposes(runner: CliRunner, tmp_path: Path) -> None:
+    write(tmp_path / "job.yaml", BAD_FIELD.replace(
+        "      nodeName: gpu-dp-001  # a standard node: only the schema finding below applies\n"
+        "      terminationGracePeriodSecond: 300\n",
+        "      terminationGracePeriodSeconds: 900\n"))
+    result = runner.invoke(main, ["lint", "--select", "PM201", "--format", "json", "job.yaml"])
+    assert (result.exit_code, result.stderr) == (
+        1, f"1 error, 0 warnings, 0 info in 1 file (1 object, {len({'PM201', *ALWAYS})} rules)\n")
+    assert json.loads(result.stdout)["findings"] == [{
+        "rule": "PM201", "slug": "grace-period-over-limit", "severity": "error",
+        "file": "job.yaml", "line": 8, "column": 7,
+        "object": {"kind": "Job", "name": "train", "namespace": None},
+        "path": "spec.template.spec.terminationGracePeriodSeconds",
+        "message": "terminationGracePeriodSeconds is 900, above the 300 s cap of preemptible "
+                   "nodes (together profile): the node is removed 300 s after the notice "
+                   "whatever the pod is doing; set it to 300 or less and finish the checkpoint "
+                   "inside that window",
+        "fix": {"path": "spec.template.spec.terminationGracePeriodSeconds", "value": 300},
+    }]
+
+
 def test_syntax_error_is_a_finding_and_other_files_are_still_linted(
     runner: CliRunner, tmp_path: Path
 ) -> None:
     write(tmp_path / "a" / "broken.yaml", SYNTAX)
     write(tmp_path / "a" / "job.yml", BAD_FIELD)
-    result = runner.invoke(main, ["lint", "a"])
+    result = runner.invoke(main, ["lint", *SELECT, "a"])
     assert result.exit_code == 1
     lines = result.stdout.splitlines()
     assert lines[0].startswith("a/broken.yaml:4:1: error PM001[yaml-syntax-error] ")
@@ -93,14 +133,14 @@ def test_syntax_error_is_a_finding_and_other_files_are_still_linted(
 
 
 def test_stdin_with_a_file_name(runner: CliRunner) -> None:
-    result = runner.invoke(main, ["lint", "-", "--stdin-filename", "rendered.yaml"],
+    result = runner.invoke(main, ["lint", *SELECT, "-", "--stdin-filename", "rendered.yaml"],
                            input=BAD_FIELD)
     assert result.exit_code == 1
     assert result.stdout.startswith("rendered.yaml:9:7: error PM002[schema-invalid]")
 
 
 def test_missing_path_is_a_usage_error(runner: CliRunner) -> None:
-    result = runner.invoke(main, ["lint", "nope.yaml"])
+    result = runner.invoke(main, ["lint", *SELECT, "nope.yaml"])
     assert (result.exit_code, result.stdout) == (2, "")
     assert result.stderr == "nope.yaml: no such file or directory\n"
 
@@ -108,8 +148,8 @@ def test_missing_path_is_a_usage_error(runner: CliRunner) -> None:
 def test_fail_on_threshold(runner: CliRunner, tmp_path: Path) -> None:
     write(tmp_path / ".pmanifest.yaml", "rules:\n  PM002: warning\n")
     write(tmp_path / "job.yaml", BAD_FIELD)
-    assert runner.invoke(main, ["lint", "job.yaml"]).exit_code == 0
-    result = runner.invoke(main, ["lint", "job.yaml", "--fail-on", "warning"])
+    assert runner.invoke(main, ["lint", *SELECT, "job.yaml"]).exit_code == 0
+    result = runner.invoke(main, ["lint", *SELECT, "job.yaml", "--fail-on", "warning"])
     assert result.exit_code == 1
     assert "job.yaml:9:7: warning PM002[schema-invalid]" in result.stdout
 
@@ -119,18 +159,18 @@ def test_inline_ignore_comment_needs_the_rule_name(runner: CliRunner, tmp_path: 
         "terminationGracePeriodSecond: 300",
         'terminationGracePeriodSecond: 300  # pmanifest: ignore=schema-invalid reason="test"')
     write(tmp_path / "ok.yaml", ignored)
-    assert runner.invoke(main, ["lint", "ok.yaml"]).exit_code == 0
+    assert runner.invoke(main, ["lint", *SELECT, "ok.yaml"]).exit_code == 0
     other = BAD_FIELD.replace("terminationGracePeriodSecond: 300",
                               "terminationGracePeriodSecond: 300  # pmanifest: ignore=PM201")
     write(tmp_path / "still.yaml", other)
-    assert runner.invoke(main, ["lint", "still.yaml"]).exit_code == 1
+    assert runner.invoke(main, ["lint", *SELECT, "still.yaml"]).exit_code == 1
 
 
 def test_ignore_comment_on_the_line_above(runner: CliRunner, tmp_path: Path) -> None:
     text = BAD_FIELD.replace("      terminationGracePeriodSecond",
                              "      # pmanifest: ignore=PM002\n      terminationGracePeriodSecond")
     write(tmp_path / "ok.yaml", text)
-    assert runner.invoke(main, ["lint", "ok.yaml"]).exit_code == 0
+    assert runner.invoke(main, ["lint", *SELECT, "ok.yaml"]).exit_code == 0
 
 
 def test_ignore_annotation_on_the_pod_template(runner: CliRunner, tmp_path: Path) -> None:
@@ -138,14 +178,15 @@ def test_ignore_annotation_on_the_pod_template(runner: CliRunner, tmp_path: Path
         "  template:\n",
         "  template:\n    metadata:\n      annotations: {pmanifest.io/ignore: \"PM002\"}\n")
     write(tmp_path / "ok.yaml", text)
-    result = runner.invoke(main, ["lint", "ok.yaml"])
+    result = runner.invoke(main, ["lint", *SELECT, "ok.yaml"])
     assert (result.exit_code, result.stdout) == (0, "")
 
 
 def test_disable_flag_and_unknown_rule(runner: CliRunner, tmp_path: Path) -> None:
     write(tmp_path / "job.yaml", BAD_FIELD)
-    assert runner.invoke(main, ["lint", "job.yaml", "--disable", "schema-invalid"]).exit_code == 0
-    result = runner.invoke(main, ["lint", "job.yaml", "--disable", "schema-invalide"])
+    assert runner.invoke(main, ["lint", *SELECT, "job.yaml", "--disable", "schema-invalid"]
+                         ).exit_code == 0
+    result = runner.invoke(main, ["lint", *SELECT, "job.yaml", "--disable", "schema-invalide"])
     assert result.exit_code == 2
     assert result.stderr == (
         "pmanifest: unknown rule 'schema-invalide' (did you mean 'schema-invalid'?)\n")
@@ -154,7 +195,7 @@ def test_disable_flag_and_unknown_rule(runner: CliRunner, tmp_path: Path) -> Non
 def test_config_unknown_key_names_file_and_line(runner: CliRunner, tmp_path: Path) -> None:
     write(tmp_path / ".pmanifest.yaml", "kubernetesVersion: '1.31'\nrule:\n  PM002: off\n")
     write(tmp_path / "job.yaml", BAD_FIELD)
-    result = runner.invoke(main, ["lint", "job.yaml"])
+    result = runner.invoke(main, ["lint", *SELECT, "job.yaml"])
     assert (result.exit_code, result.stdout) == (2, "")
     assert result.stderr.endswith(
         ".pmanifest.yaml:2:1: unknown key 'rule' in the config; did you mean 'rules'?\n")
@@ -166,18 +207,18 @@ def test_config_in_pyproject_is_found_from_a_subdirectory(
     write(tmp_path / "pyproject.toml", "[tool.pmanifest]\nrules = { PM002 = 'off' }\n")
     write(tmp_path / "sub" / "job.yaml", BAD_FIELD)
     monkeypatch.chdir(tmp_path / "sub")
-    assert runner.invoke(main, ["lint", "job.yaml"]).exit_code == 0
+    assert runner.invoke(main, ["lint", *SELECT, "job.yaml"]).exit_code == 0
 
 
 def test_config_bad_level_and_version(runner: CliRunner, tmp_path: Path) -> None:
     write(tmp_path / "c.yaml", "rules:\n  PM002: loud\n")
     write(tmp_path / "job.yaml", BAD_FIELD)
-    result = runner.invoke(main, ["lint", "job.yaml", "--config", "c.yaml"])
+    result = runner.invoke(main, ["lint", *SELECT, "job.yaml", "--config", "c.yaml"])
     assert result.exit_code == 2
     assert result.stderr == (
         "c.yaml:2:10: rules.PM002 is 'loud', which is not one of off, error, warning, info; "
         "use one of: off, error, warning, info\n")
-    result = runner.invoke(main, ["lint", "job.yaml", "--kubernetes-version", "1.12"])
+    result = runner.invoke(main, ["lint", *SELECT, "job.yaml", "--kubernetes-version", "1.12"])
     assert result.exit_code == 2
     assert result.stderr == (
         "pmanifest: unsupported Kubernetes version '1.12'; supported: 1.25 to 1.37\n")
@@ -188,7 +229,7 @@ def test_exclude_patterns_from_config(runner: CliRunner, tmp_path: Path) -> None
     write(tmp_path / "vendor" / "job.yaml", BAD_FIELD)
     write(tmp_path / "k8s" / "job.yaml", BAD_FIELD.replace("terminationGracePeriodSecond:",
                                                            "terminationGracePeriodSeconds:"))
-    result = runner.invoke(main, ["lint", "."])
+    result = runner.invoke(main, ["lint", *SELECT, "."])
     assert (result.exit_code, result.stdout) == (0, "")
     assert result.stderr == f"0 errors, 0 warnings, 0 info in 1 file (1 object, {RULES} rules)\n"
 
@@ -199,7 +240,7 @@ def test_hidden_directories_skipped_symlink_loops_reported(
     write(tmp_path / "repo" / ".git" / "job.yaml", BAD_FIELD)
     (tmp_path / "repo" / "loop").symlink_to(tmp_path / "repo")
     os.symlink(tmp_path / "missing.yaml", tmp_path / "repo" / "dangling.yaml")
-    result = runner.invoke(main, ["lint", "repo", "--allow-empty"])
+    result = runner.invoke(main, ["lint", *SELECT, "repo", "--allow-empty"])
     assert (result.exit_code, result.stdout) == (0, "")
     assert "repo/loop: warning: symlink loop; directory skipped" in result.stderr
     assert "repo/dangling.yaml: warning: dangling symbolic link; skipped" in result.stderr
@@ -226,8 +267,25 @@ def test_explain_by_slug_and_unknown(runner: CliRunner) -> None:
 
 def test_explain_documents_the_grace_and_fragment_decisions(runner: CliRunner) -> None:
     grace = runner.invoke(main, ["explain", "PM201"]).stdout
-    assert "DaemonSets are not checked: they run on every node by design" in grace
     assert "An explicit value equal to Kubernetes' default (30 s) is judged like an" in grace
+    # one decision for the grace rules: no DaemonSet, said where each says what it reads
+    applies = (
+        "Applies to:\n  every pod template of role worker, coordinator or serving (not "
+        "DaemonSets, whose pods have the role daemon): of the core workload kinds (Pod, Job, "
+        "CronJob, Deployment, StatefulSet, ReplicaSet, ReplicationController, PodTemplate), of "
+        "the custom resources pmanifest knows (KubeRay, JobSet, Kubeflow, LeaderWorkerSet, "
+        "Volcano, Argo, Spark, and those Katib and AppWrapper embed) and found by shape "
+        "(PM003)\n")
+    for rule, why in (("PM201", "DaemonSets are not checked, by this rule or the other grace "
+                                "rules (PM202, PM203): they run on every node by design"),
+                      ("PM202", "DaemonSets are not checked either, as by the other grace rules "
+                                "(PM201, PM203): a DaemonSet pod runs on every node by design"),
+                      ("PM203", "DaemonSets are not checked, as by the other grace rules (PM201, "
+                                "PM202): a node agent's preStop sleep")):
+        text = runner.invoke(main, ["explain", rule]).stdout
+        assert applies in text, rule
+        assert why in " ".join(text.split()), rule
+    assert "DaemonSet" in runner.invoke(main, ["explain", "PM301"]).stdout.split("Why:")[0]
     fragment = runner.invoke(main, ["explain", "patch-fragment-skipped"]).stdout
     assert fragment.startswith("PM007 patch-fragment-skipped (info)\n")
     assert "Applies to:\n  every Kubernetes object (a patch fragment is reported instead of " \
@@ -235,3 +293,24 @@ def test_explain_documents_the_grace_and_fragment_decisions(runner: CliRunner) -
     suppression = runner.invoke(main, ["explain", "PM005"]).stdout
     assert "Applies to:\n  every `# pmanifest:` comment and pmanifest.io/ignore annotation\n" \
         in suppression
+
+
+CHECK_CODE = ("pmanifest.rules", "pmanifest.lint", "pmanifest.shell", "pmanifest.policy",
+              "pmanifest.workloads", "pmanifest.placement")
+
+
+@pytest.mark.parametrize("command", [["explain", "PM201"], ["rules"],
+                                     ["rules", "--format", "json"]])
+def test_asking_what_a_rule_means_imports_no_check(tmp_path: Path, command: list[str]) -> None:
+    """`explain` and `rules` read the catalogue only (what a rule applies to included): a
+    fresh interpreter runs them and names the pmanifest modules it imported."""
+    script = ("import sys\nfrom click.testing import CliRunner\nfrom pmanifest.cli import main\n"
+              f"result = CliRunner().invoke(main, {command!r})\n"
+              "assert result.exit_code == 0, result.output\n"
+              "print(' '.join(sorted(m for m in sys.modules if m.startswith('pmanifest'))))\n")
+    proc = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120, check=False)
+    assert (proc.returncode, proc.stderr) == (0, "")
+    modules = proc.stdout.split()
+    assert "pmanifest.catalogue" in modules
+    assert [m for m in modules if m.startswith(CHECK_CODE)] == []

@@ -7,15 +7,19 @@ from __future__ import annotations
 import os
 import pty
 import re
+import selectors
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
-from pmanifest.rules import registry
+from pmanifest.lint import ALWAYS
 
-RULES = len(registry())
+# the runs select the rule they are about, so a new rule changes nothing here
+SELECT = ["--select", "PM201"]
+RULES = len({"PM201", *ALWAYS})
 JOB = """\
 apiVersion: batch/v1
 kind: Job
@@ -46,48 +50,82 @@ def _env(**extra: str) -> dict[str, str]:
     return {**env, "TERM": "xterm", **extra}
 
 
-def _read_all(fd: int) -> bytes:
-    chunks = []
-    while True:
-        try:
-            chunk = os.read(fd, 65536)
-        except OSError:  # EIO: the other side of the terminal is closed
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-    return b"".join(chunks)
+TIMEOUT = 120  # seconds a run may take before the harness kills it and fails
 
 
 def on_terminal(args: list[str], cwd: Path, both: bool, **env: str) -> tuple[int, str, str]:
     """Run ``pmanifest ARGS`` with stderr (and stdout too when ``both``) on a pseudo-terminal;
-    returns (exit code, what the terminal showed, stdout when it was a pipe)."""
+    returns (exit code, what the terminal showed, stdout when it was a pipe). The terminal and
+    the pipe are read together, so neither fills up while the other is read (a pipe holds 64
+    KiB: a process writing more would wait forever), within TIMEOUT."""
     main_fd, side_fd = pty.openpty()
     proc = subprocess.Popen(
         [sys.executable, "-m", "pmanifest", *args], cwd=cwd, env=_env(**env),
         stdin=subprocess.DEVNULL, stdout=side_fd if both else subprocess.PIPE, stderr=side_fd)
     os.close(side_fd)
-    screen = _read_all(main_fd)
-    piped = proc.stdout.read() if proc.stdout is not None else b""
-    code = proc.wait(timeout=120)
-    os.close(main_fd)
-    return code, screen.decode(), piped.decode()
+    try:
+        out = _read_together(main_fd, proc.stdout.fileno() if proc.stdout else None)
+        code = proc.wait(timeout=TIMEOUT)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()
+        os.close(main_fd)
+    return code, out[main_fd].decode(), out.get(-1, b"").decode()
+
+
+def _read_together(terminal: int, pipe: int | None) -> dict[int, bytes]:
+    """Everything the terminal and the pipe carry, read as it comes until both are closed
+    (the pipe's bytes under -1); AssertionError after TIMEOUT seconds."""
+    deadline = time.monotonic() + TIMEOUT
+    chunks: dict[int, list[bytes]] = {terminal: []}
+    with selectors.DefaultSelector() as selector:
+        selector.register(terminal, selectors.EVENT_READ, terminal)
+        if pipe is not None:
+            chunks[-1] = []
+            selector.register(pipe, selectors.EVENT_READ, -1)
+        while selector.get_map():
+            left = deadline - time.monotonic()
+            events = selector.select(timeout=left) if left > 0 else []
+            assert events, f"no end of output within {TIMEOUT} s"
+            for key, _ in events:
+                try:
+                    chunk = os.read(key.fd, 65536)
+                except OSError:  # EIO: the other side of the terminal is closed
+                    chunk = b""
+                if not chunk:
+                    selector.unregister(key.fd)
+                chunks[key.data].append(chunk)
+    return {fd: b"".join(parts) for fd, parts in chunks.items()}
 
 
 def test_the_summary_is_printed_under_the_findings(tmp_path: Path) -> None:
     (tmp_path / "job.yaml").write_text(JOB.format(i=0, grace=900))
-    code, screen, _ = on_terminal(["lint", "job.yaml"], tmp_path, both=True)
+    code, screen, _ = on_terminal(["lint", "job.yaml", *SELECT], tmp_path,
+                                  both=True)
     assert code == 1
     # a terminal: severities coloured (auto), and the terminal turns \n into \r\n
     assert screen == (f"job.yaml:12:7: \x1b[31merror\x1b[0m {FINDING}\r\n"
                       f"1 error, 0 warnings, 0 info in 1 file (1 object, {RULES} rules)\r\n")
 
 
+# Each file of a long run carries 40 environment variables: what its pod does not matter to
+# PM201, but reading them makes the run last (3000 files: over a second, where the bare Jobs
+# under --select take about the bar's half-second delay, too close to show it for sure).
+ENV = "".join(f'          - {{name: SETTING_{n}, value: "{n}"}}\n' for n in range(40))
+
+
 def _many(tmp_path: Path, count: int) -> Path:
     root = tmp_path / "k8s"
     root.mkdir()
     for i in range(count):
-        (root / f"job{i:05d}.yaml").write_text(JOB.format(i=i, grace=900 if i == 0 else 300))
+        job = JOB.format(i=i, grace=900 if i == 0 else 300).replace(
+            "      containers: [{name: main, image: busybox}]\n",
+            "      containers:\n        - name: main\n          image: busybox\n          env:\n"
+            + ENV)
+        (root / f"job{i:05d}.yaml").write_text(job)
     return root
 
 
@@ -97,7 +135,8 @@ FILES = 3000  # enough for a run longer than the bar's half-second delay, even o
 def test_a_long_run_shows_a_progress_bar_on_the_terminal_only(tmp_path: Path) -> None:
     _many(tmp_path, FILES)
     summary = f"1 error, 0 warnings, 0 info in {FILES} files ({FILES} objects, {RULES} rules)"
-    code, screen, piped = on_terminal(["lint", "k8s", "-j", "1"], tmp_path, both=False)
+    code, screen, piped = on_terminal(["lint", "k8s", "-j", "1", *SELECT], tmp_path,
+                                      both=False)
     assert code == 1
     assert piped == f"k8s/job00000.yaml:12:7: error {FINDING}\n"  # stdout: a pipe, no colour
     frames = re.findall(BAR, screen)
@@ -110,12 +149,39 @@ def test_a_long_run_shows_a_progress_bar_on_the_terminal_only(tmp_path: Path) ->
 def test_no_progress_bar_in_a_ci_log_or_a_pipe(tmp_path: Path) -> None:
     _many(tmp_path, FILES)
     summary = f"1 error, 0 warnings, 0 info in {FILES} files ({FILES} objects, {RULES} rules)"
-    code, screen, _ = on_terminal(["lint", "k8s", "-j", "1"], tmp_path, both=False, CI="true")
+    code, screen, _ = on_terminal(["lint", "k8s", "-j", "1", *SELECT], tmp_path, both=False,
+                                  CI="true")
     assert (code, screen) == (1, summary + "\r\n")
-    proc = subprocess.run([sys.executable, "-m", "pmanifest", "lint", "k8s", "-j", "1"],
+    proc = subprocess.run([sys.executable, "-m", "pmanifest", "lint", "k8s", "-j", "1", *SELECT],
                           cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=120,
                           check=False)
     assert (proc.returncode, proc.stderr) == (1, summary + "\n")
+
+
+def test_a_report_longer_than_a_pipe_holds_is_read_whole(tmp_path: Path) -> None:
+    """stdout (a pipe) and stderr (the terminal) are read together: a report of more than the
+    64 KiB a pipe holds does not wait forever for the terminal to close."""
+    jobs = 300
+    (tmp_path / "jobs.yaml").write_text("---\n".join(JOB.format(i=i, grace=900)
+                                                     for i in range(jobs)))
+    code, screen, piped = on_terminal(["lint", "jobs.yaml", *SELECT], tmp_path, both=False)
+    assert len(piped.encode()) > 65536
+    assert (code, piped.splitlines()) == (
+        1, [f"jobs.yaml:{12 + 14 * i}:7: error {FINDING}" for i in range(jobs)])
+    assert screen == (f"{jobs} errors, 0 warnings, 0 info in 1 file ({jobs} objects, {RULES} "
+                      "rules)\r\n")
+
+
+def test_the_harness_gives_up_on_output_that_never_ends(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys.modules[__name__], "TIMEOUT", 0.2)
+    main_fd, side_fd = pty.openpty()
+    read_fd, write_fd = os.pipe()  # both kept open: no end of output ever comes
+    try:
+        with pytest.raises(AssertionError, match=r"no end of output within 0\.2 s"):
+            _read_together(main_fd, read_fd)
+    finally:
+        for fd in (main_fd, side_fd, read_fd, write_fd):
+            os.close(fd)
 
 
 def test_the_bar_waits_then_redraws_at_most_ten_times_a_second() -> None:

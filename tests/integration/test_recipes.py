@@ -72,6 +72,20 @@ def test_every_recipe_pins_the_same_repository_and_rev() -> None:
     assert set(found.values()) == {(REPO_URL, pinned_rev())}, found
 
 
+def test_every_recipe_says_the_url_is_a_placeholder() -> None:
+    """The real URL is not known to the recipes: next to (at most 6 lines above) the first pin
+    of each, the reader is told to replace OWNER, and in the pre-commit snippet's repo line."""
+    assert REPO_URL.split("/")[3] == "OWNER"
+    for path in (README, *sorted(CI.glob("*.yml"))):
+        lines = path.read_text().splitlines()
+        first = next(i for i, line in enumerate(lines) if PIN.search(line))
+        near = " ".join(lines[max(0, first - 6):first]).replace("`", "")
+        assert "OWNER is a placeholder" in near and "replace" in near, path.name
+    repo_line = next(line for line in README.read_text().splitlines()
+                     if line.strip().startswith(f"- repo: {REPO_URL}"))
+    assert "# OWNER: replace with where the repository is hosted" in repo_line
+
+
 def test_the_pinned_rev_is_this_release() -> None:
     rev = pinned_rev()
     version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]

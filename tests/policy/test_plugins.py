@@ -71,11 +71,31 @@ def install(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callabl
 def test_a_module_plugin_registers_rules_like_the_builtins(install: Callable[..., None]) -> None:
     install("acme-rules", "acme_rules", {"acme_rules.py": MODULE})
     assert registry()["ACMEPY001"].source == "acme-rules"
-    result = CliRunner().invoke(main, ["lint", "--no-schema", "-"], input=POD)
+    # (the plugin's rule alone: a new built-in rule changes nothing here)
+    result = CliRunner().invoke(main, ["lint", "--select", "ACMEPY001", "-"], input=POD)
     assert result.stdout == ("<stdin>:6:20: warning ACMEPY001[no-latest-tag] container 'main' "
                              "uses a :latest image\n")
     listed = CliRunner().invoke(main, ["rules"])
     assert "ACMEPY001  no-latest-tag" in listed.stdout
+    # what it applies to is the Rule's, in the catalogue too
+    explained = CliRunner().invoke(main, ["explain", "no-latest-tag"])
+    assert explained.exit_code == 0
+    assert explained.stdout.startswith(
+        "ACMEPY001 no-latest-tag (warning)\n\nImages are pinned.\n\nApplies to:\n  every pod "
+        "template: of the core workload kinds (Pod, Job, CronJob, Deployment, StatefulSet, "
+        "ReplicaSet, ReplicationController, DaemonSet, PodTemplate), ")
+
+
+def test_an_object_plugin_is_explained_as_one(install: Callable[..., None]) -> None:
+    install("acme-objects", "acme_objects", {"acme_objects.py": MODULE.replace(
+        "ctx.workload.containers()", "ctx.workloads[0].containers()").replace(
+        'source="acme-rules"', 'applies="object", source="acme-objects"')})
+    assert registry()["ACMEPY001"].applies == "object"
+    explained = CliRunner().invoke(main, ["explain", "ACMEPY001"])
+    assert "\n\nApplies to:\n  every Kubernetes object\n\n" in explained.stdout
+    result = CliRunner().invoke(main, ["lint", "--select", "ACMEPY001", "-"], input=POD)
+    assert result.stdout == ("<stdin>:6:20: warning ACMEPY001[no-latest-tag] container 'main' "
+                             "uses a :latest image\n")
 
 
 def test_a_callable_plugin(install: Callable[..., None]) -> None:

@@ -13,7 +13,7 @@ import pytest
 from syrupy.assertion import SnapshotAssertion
 
 from pmanifest.catalogue import RuleMeta, catalogue
-from pmanifest.document import Finding, ObjectRef
+from pmanifest.document import Finding, Fix, ObjectRef
 from pmanifest.reporters import FORMATS, Summary, reporter
 from pmanifest.reporters.github_format import escape_data, escape_property
 from pmanifest.reporters.sarif_format import artifact_uri
@@ -28,7 +28,8 @@ FINDINGS = [
             "unknown field 'terminationGracePeriodSecond'"),
     Finding("PM201", "grace-period-over-limit", "error", "jobs/train.yaml", 9, 7, JOB,
             "spec.template.spec.terminationGracePeriodSeconds",
-            "grace period 600 s exceeds the 300 s cap: 100% of it, then\nthe node is gone"),
+            "grace period 600 s exceeds the 300 s cap: 100% of it, then\nthe node is gone",
+            Fix(("spec", "template", "spec", "terminationGracePeriodSeconds"), 300)),
     Finding("PM401", "preemption-counts-as-failure", "warning", "dir,x/a:b.yaml", 2, 1, JOB,
             "spec", "no podFailurePolicy: <Ignore> & \"DisruptionTarget\", 'please'\x1b[0m"),
     Finding("PM105", "compute-class-typo", "info", "<stdin>", 12, 15,
@@ -146,3 +147,16 @@ def test_junit_groups_findings_by_object_and_escapes() -> None:
     assert failure.get("message") == (
         "PM401 preemption-counts-as-failure: no podFailurePolicy: <Ignore> & "
         "\"DisruptionTarget\", 'please'\ufffd[0m")
+
+
+def test_json_shows_a_fix_only_where_a_check_gave_one() -> None:
+    findings = json.loads(reporter("json")(FINDINGS, SUMMARY, False))["findings"]
+    assert [f.get("fix") for f in findings] == [
+        None, None, {"path": "spec.template.spec.terminationGracePeriodSeconds", "value": 300},
+        None, None]
+    assert [sorted(f) for f in findings[:2]] == [sorted(
+        ["rule", "slug", "severity", "file", "line", "column", "object", "path", "message"])] * 2
+    removal = [Finding("PM999", "x", "error", "a.yaml", 1, 1, JOB, "spec.x", "m",
+                       Fix(("spec", "x"), remove=True))]
+    assert json.loads(reporter("json")(removal, SUMMARY, False))["findings"][0]["fix"] == {
+        "path": "spec.x", "remove": True}

@@ -2,19 +2,25 @@
 
 A case file ``cases/<anything>.yaml`` looks like::
 
-    rule: PM201            # the rule under test; only its findings are compared...
+    rule: PM201            # the rule under test
+    rules: [PM201, PM302]  # optional: more rules run and compared (rule always is)
     cases:
       - name: over the cap
         manifest: |
           apiVersion: batch/v1
           ...
         findings: ["12:7 grace-period-over-limit"]   # "line:col slug", in order
-        rules: [PM101, PM103]   # ...or those of these rules (also at the top)...
-        all_rules: false   # ...or, when true, every finding (a new rule changes these cases)
+        rules: [PM401]              # optional, for this case: instead of the file's
         kubernetesVersion: "1.31"   # optional
         profile: together           # optional
         cluster: |                  # whole-input rules: the cluster request (also at the top)
           num_gpus: 16
+
+A case runs only its file's rule and the rules it lists (``--select``; PM001 and PM007,
+which the engine reports always, are dropped unless listed) and compares all their findings,
+so a case file checks its own rules and a new rule changes no other rule's cases. A file
+about kinds or roles, which proves that every rule reads them, lists the rules there were
+when it was written.
 
 For a cluster rule (``applies="cluster"``) the ``manifest`` is a cluster request body or a
 saved ``tg beta clusters`` command line.
@@ -47,9 +53,10 @@ def _cases() -> list[Any]:
     params = []
     for stem, data in _case_files():
         for case in data["cases"]:
-            for shared in ("cluster", "rules"):
-                if shared in data:
-                    case = {shared: data[shared], **case}
+            assert "all_rules" not in case, f"{stem}: list the rules compared in `rules:`"
+            case = {"rules": data.get("rules", []), **case}
+            if "cluster" in data:
+                case = {"cluster": data["cluster"], **case}
             params.append(pytest.param(data["rule"], case, id=f"{stem}: {case['name']}"))
     return params
 
@@ -57,21 +64,18 @@ def _cases() -> list[Any]:
 def run_case(rule_name: str, case: dict[str, Any]) -> list[str]:
     rule = lookup(rule_name)
     assert rule is not None, f"unknown rule {rule_name}"
+    compared = {rule.meta.id}
+    for name in case.get("rules", ()):
+        listed = lookup(name)
+        assert listed is not None, f"unknown rule {name} in rules:"
+        compared.add(listed.meta.id)
     options = LintOptions(
         kubernetes_version=str(case.get("kubernetesVersion", "1.31")),
         profile_name=case.get("profile", "together"),
+        select=frozenset(compared),
     )
     findings = findings_of(rule, case["manifest"], "case.yaml", options, case.get("cluster", ""))
-    selected = {rule.meta.id}
-    for name in case.get("rules", ()):
-        other = lookup(name)
-        assert other is not None, f"unknown rule {name}"
-        selected.add(other.meta.id)
-    return [
-        f"{f.line}:{f.column} {f.slug}"
-        for f in findings
-        if case.get("all_rules") or f.rule in selected
-    ]
+    return [f"{f.line}:{f.column} {f.slug}" for f in findings if f.rule in compared]
 
 
 @pytest.mark.parametrize(("rule_name", "case"), _cases())

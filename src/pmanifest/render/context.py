@@ -7,7 +7,9 @@ import posixpath
 from typing import Any
 
 from pmanifest.contract import (
+    DISRUPTION_TARGET,
     KUBERNETES_DEFAULT_GRACE,
+    ROLE_LABEL,
     SIGTERM_EXIT,
     SUPERVISOR_AFTER_HOOK,
     SUPERVISOR_NAME,
@@ -30,7 +32,7 @@ def workload_context(w: WorkloadSpec, spec: Spec, version: str, profile: Profile
     labels = {
         "app.kubernetes.io/name": w.name,
         "app.kubernetes.io/managed-by": "pmanifest",
-        "pmanifest.io/role": w.role,
+        ROLE_LABEL: w.role,
         **w.labels,
     }
     metadata: dict[str, Any] = {"name": w.name, "labels": labels}
@@ -70,6 +72,7 @@ def _job_context(w: WorkloadSpec, version: str) -> dict[str, Any]:
         "pod_replacement_policy": (
             "Failed" if version_tuple(version) >= POD_REPLACEMENT_SINCE else None),
         "handler_exit_code": SIGTERM_EXIT,
+        "disruption_condition": DISRUPTION_TARGET,  # the pod condition a drain sets
         "empty_pod_conditions": version_tuple(version) < CONDITIONS_OPTIONAL_SINCE,
     }
 

@@ -19,7 +19,7 @@ import shlex
 from dataclasses import replace
 from typing import Any
 
-from pmanifest.contract import SIGTERM_EXIT, SUPERVISOR_NAME
+from pmanifest.contract import DISRUPTION_TARGET, ROLE_LABEL, SIGTERM_EXIT, SUPERVISOR_NAME
 from pmanifest.profile import Profile
 from pmanifest.render.context import supervisor_arguments, supervisor_deadline, workload_context
 from pmanifest.schema import version_tuple
@@ -171,7 +171,7 @@ def _pod_failure_rules(container: str, version: str) -> list[dict[str, Any]]:
     if version_tuple(version) < (1, 29):
         exit_codes["onPodConditions"] = []  # required by the schema before 1.29
     return [{"action": "Ignore",
-             "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}]}, exit_codes]
+             "onPodConditions": [{"type": DISRUPTION_TARGET, "status": "True"}]}, exit_codes]
 
 
 def _worker_job(w: WorkloadSpec, d: Distributed, version: str) -> dict[str, Any]:
@@ -219,7 +219,7 @@ def _standard_pod(profile: Profile, container: dict[str, Any],
 def _named(w: WorkloadSpec, base: dict[str, Any], name: str, role: str) -> dict[str, Any]:
     """The ``workload`` context of an object derived from ``w`` (the rendezvous, the head)."""
     labels = {**base["workload"]["labels"], "app.kubernetes.io/name": name,
-              "pmanifest.io/role": role}
+              ROLE_LABEL: role}
     metadata: dict[str, Any] = {"name": name, "labels": labels}
     if w.namespace is not None:
         metadata = {"name": name, "namespace": w.namespace, "labels": labels}
@@ -266,7 +266,7 @@ def _jobset_context(w: WorkloadSpec, d: Distributed, base: dict[str, Any], versi
         # the store's state goes with its pod: a drain fails this Job at once, and the rule
         # below restarts the whole JobSet without counting it
         "pod_failure_rules": [{"action": "FailJob", "onPodConditions": [
-            {"type": "DisruptionTarget", "status": "True"}]}],
+            {"type": DISRUPTION_TARGET, "status": "True"}]}],
     }
     # JobSet pod hostnames: <jobset>-<replicatedJob>-<job index>-<pod index>.<jobset>
     host = f"{w.name}-{RDZV_JOB}-0-0.{w.name}"

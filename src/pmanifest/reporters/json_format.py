@@ -1,31 +1,36 @@
-"""One JSON object: ``{"findings": [...], "summary": {...}}`` (DESIGN.md §2)."""
+"""One JSON object: ``{"findings": [...], "summary": {...}}`` (DESIGN.md §2). A finding whose
+check knows a correct value has a ``"fix"`` too: ``{"path": "spec...", "value": 300}`` (or
+``{"path": ..., "remove": true}``), the path dotted like the finding's own; others have none."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
 from dataclasses import asdict
+from typing import Any
 
-from pmanifest.document import Finding
+from pmanifest.document import Finding, dotted
 from pmanifest.reporters import Summary
 
 
 def render(findings: Sequence[Finding], summary: Summary, colour: bool) -> str:
-    payload = {
-        "findings": [
-            {
-                "rule": f.rule,
-                "slug": f.slug,
-                "severity": f.severity,
-                "file": f.file,
-                "line": f.line,
-                "column": f.column,
-                "object": asdict(f.object),
-                "path": f.path,
-                "message": f.message,
-            }
-            for f in findings
-        ],
-        "summary": summary.counts(),
-    }
+    payload = {"findings": [_finding(f) for f in findings], "summary": summary.counts()}
     return json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
+
+
+def _finding(f: Finding) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "rule": f.rule,
+        "slug": f.slug,
+        "severity": f.severity,
+        "file": f.file,
+        "line": f.line,
+        "column": f.column,
+        "object": asdict(f.object),
+        "path": f.path,
+        "message": f.message,
+    }
+    if f.fix is not None:
+        change = {"remove": True} if f.fix.remove else {"value": f.fix.value}
+        out["fix"] = {"path": dotted(f.fix.path), **change}
+    return out

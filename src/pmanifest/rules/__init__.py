@@ -1,12 +1,12 @@
 """Executable checks, joined with their metadata from the catalogue.
 
 A built-in rule is a small function in a module of this package, registered with
-``@rule("PM201")`` (what it reads: ``applies="workload"``, the default, gets one pod template
-with its role and placement; ``applies="object"`` gets any Kubernetes object;
-``applies="cluster"`` gets a cluster request or read, from ``pmanifest cluster check``;
-``applies="input"`` gets the GPU demand of every workload of a whole lint run with the
-cluster of ``--cluster``, and is run once, after every file), plus its entry
-in ``policies/rules-*.yaml`` (:mod:`pmanifest.catalogue`) and its case file under
+``@rule("PM201")``, plus its entry in ``policies/rules-*.yaml`` (:mod:`pmanifest.catalogue`),
+which says what the engine calls it with (``applies``: ``workload``, the default, one pod
+template with its role and placement, a ``Context``; ``object``, any Kubernetes object, an
+``ObjectContext``; ``cluster``, a cluster request or read from ``pmanifest cluster check``, a
+``ClusterContext``; ``input``, the GPU demand of every workload of a whole lint run with the
+cluster of ``--cluster``, an ``InputContext``, once after every file), and its case file under
 ``tests/rules/cases/``. Every module of the package is imported, so nothing lists them. The
 registry refuses a check without metadata, metadata without a check, and duplicate or malformed
 ids and slugs, loudly.
@@ -30,10 +30,19 @@ from typing import Any
 
 from pmanifest import catalogue
 from pmanifest.capacity import Capacity, Shortfall, shortfalls
-from pmanifest.catalogue import RULE_ID, SEVERITIES, SLUG, RegistryError, RuleMeta
+from pmanifest.catalogue import (
+    APPLIES,
+    PLUGIN_GROUP,
+    RULE_ID,
+    SEVERITIES,
+    SLUG,
+    RegistryError,
+    RuleMeta,
+    plugins_declared,
+)
 from pmanifest.cluster_request import ClusterRequest
 from pmanifest.demand import Demand
-from pmanifest.document import Document, Path, Pos
+from pmanifest.document import Document, Fix, Path, Pos
 from pmanifest.errors import ConfigError
 from pmanifest.profile import Profile
 from pmanifest.shell.facts import Loc
@@ -44,22 +53,9 @@ __all__ = ["RULE_ID", "SEVERITIES", "SLUG", "ClusterContext", "Context", "Fix", 
            "RegistryError", "Rule", "RuleMeta", "load_plugins", "lookup", "register",
            "registered", "registry", "rule", "suggest", "unregister"]
 
-PLUGIN_GROUP = "pmanifest.rules"
-APPLIES = ("workload", "object", "cluster", "input")
 # applied by the engine itself: syntax (PM001), suppressions that suppress nothing (PM005),
 # patch fragments not linted (PM007)
 ENGINE_RULES = ("PM001", "PM005", "PM007")
-
-
-@dataclass(frozen=True)
-class Fix:
-    """A machine-readable fix: set the value at ``path`` (from the document root) to
-    ``value``, or remove the key with ``remove``. Not applied yet: the place where an
-    auto-fix command will attach."""
-
-    path: Path
-    value: Any = None
-    remove: bool = False
 
 
 @dataclass(frozen=True)
@@ -167,18 +163,19 @@ class Rule:
                                 f"{', '.join(APPLIES)}")
 
 
-_CHECKS: dict[str, tuple[Check, str]] = {}
+_CHECKS: dict[str, Check] = {}
 
 
-def rule(rule_id: str, applies: str = "workload") -> Callable[[Check], Check]:
-    """Register ``check`` as the implementation of built-in rule ``rule_id``."""
+def rule(rule_id: str) -> Callable[[Check], Check]:
+    """Register ``check`` as the implementation of built-in rule ``rule_id`` (what it is called
+    with is its catalogue entry's ``applies``)."""
 
     def register_check(check: Check) -> Check:
         if not RULE_ID.match(rule_id):
             raise RegistryError(f"malformed rule id {rule_id!r}")
         if rule_id in _CHECKS or rule_id in ENGINE_RULES:
             raise RegistryError(f"rule {rule_id} is registered twice")
-        _CHECKS[rule_id] = (check, applies)
+        _CHECKS[rule_id] = check
         return check
 
     return register_check
@@ -191,11 +188,10 @@ def _builtin_rules() -> dict[str, Rule]:
         importlib.import_module(f"{__name__}.{module.name}")
     rules: dict[str, Rule] = {}
     for meta in catalogue.builtin().values():
-        found = _CHECKS.get(meta.id)
-        if found is None and meta.id not in ENGINE_RULES:
+        check = _CHECKS.get(meta.id)
+        if check is None and meta.id not in ENGINE_RULES:
             raise RegistryError(f"{meta.source}: rule {meta.id} has metadata but no check")
-        check, applies = found if found is not None else (None, "object")
-        rules[meta.id] = Rule(meta, check, applies, meta.source)
+        rules[meta.id] = Rule(meta, check, meta.applies, meta.source)
     orphans = set(_CHECKS) - set(rules)
     if orphans:
         raise RegistryError(f"checks without metadata in policies/rules-*.yaml: {sorted(orphans)}")
@@ -213,7 +209,8 @@ def register(new: Rule) -> Rule:
     if new.check is None:
         raise RegistryError(f"{new.source}: rule {new.meta.id} has no check")
     _builtin_rules()
-    meta = new.meta if new.meta.source != "pmanifest" else replace(new.meta, source=new.source)
+    source = new.meta.source if new.meta.source != "pmanifest" else new.source
+    meta = replace(new.meta, source=source, applies=new.applies)  # the catalogue says it too
     catalogue.add(meta)
     _RUNTIME[meta.id] = Rule(meta, new.check, new.applies, new.source)
     registry.cache_clear()
@@ -245,7 +242,7 @@ def load_plugins() -> None:
     """Load the ``pmanifest.rules`` entry points not loaded yet. A plugin that fails to import,
     fails when called or registers a bad rule is a ConfigError naming it; nothing it
     registered stays behind."""
-    if not _plugins_declared():
+    if not plugins_declared():
         return  # the common case, without importing importlib.metadata (~20 ms at start-up)
     from importlib.metadata import entry_points
 
@@ -265,34 +262,6 @@ def load_plugins() -> None:
             raise ConfigError(f"rule plugin {ep.name!r} = {ep.value}{dist} is broken: "
                               f"{type(exc).__name__}: {exc}; fix or uninstall it") from None
         _LOADED_PLUGINS.add(key)
-
-
-def _plugins_declared() -> bool:
-    """Does any installed distribution declare a ``pmanifest.rules`` entry point? A plain scan
-    of the ``entry_points.txt`` files on sys.path (what importlib.metadata reads too)."""
-    import os
-    import sys
-
-    header = f"[{PLUGIN_GROUP}]"
-    for directory in sys.path:
-        try:
-            entries = os.scandir(directory or ".")
-        except OSError:
-            continue
-        with entries:
-            for entry in entries:
-                if entry.name.endswith((".dist-info", ".egg-info")) and \
-                        header in _read(os.path.join(entry.path, "entry_points.txt")):
-                    return True
-    return False
-
-
-def _read(path: str) -> str:
-    try:
-        with open(path, encoding="utf-8") as handle:
-            return handle.read()
-    except OSError:
-        return ""
 
 
 @functools.cache

@@ -27,26 +27,26 @@ def _of_kind(ctx: InputContext, kind: str, at: str = "pods") -> Iterator[InputHi
             yield InputHit(shortfall.demand, shortfall.message, at)
 
 
-@rule("PM510", applies="input")
+@rule("PM510")
 def pod_larger_than_node(ctx: InputContext) -> Iterator[InputHit]:
     yield from _of_kind(ctx, POD_TOO_LARGE, at="gpus")
 
 
-@rule("PM511", applies="input")
+@rule("PM511")
 def standard_capacity_exceeded(ctx: InputContext) -> Iterator[InputHit]:
     yield from _of_kind(ctx, STANDARD_SHORT)
 
 
-@rule("PM512", applies="input")
+@rule("PM512")
 def rollout_cannot_surge(ctx: InputContext) -> Iterator[InputHit]:
     yield from _of_kind(ctx, ROLLOUT)
 
 
-@rule("PM513", applies="input")
+@rule("PM513")
 def preemptible_demand_over_target(ctx: InputContext) -> Iterator[InputHit]:
     yield from _of_kind(ctx, TARGET_SHORT)
 
 
-@rule("PM514", applies="input")
+@rule("PM514")
 def preemptible_demand_over_allocation(ctx: InputContext) -> Iterator[InputHit]:
     yield from _of_kind(ctx, ALLOCATED_SHORT)

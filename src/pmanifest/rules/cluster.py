@@ -72,7 +72,7 @@ def _describe(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
-@rule("PM501", applies="cluster")
+@rule("PM501")
 def not_multiple_of_8(ctx: ClusterContext) -> Iterator[Hit]:
     request = ctx.request
     field = target_field(request)
@@ -94,7 +94,7 @@ def not_multiple_of_8(ctx: ClusterContext) -> Iterator[Hit]:
     yield _hit(request, field, f"{_name(request, field)} {what}")
 
 
-@rule("PM502", applies="cluster")
+@rule("PM502")
 def no_project(ctx: ClusterContext) -> Iterator[Hit]:
     request = ctx.request
     target = _target(request)
@@ -109,7 +109,7 @@ def no_project(ctx: ClusterContext) -> Iterator[Hit]:
                f"{_name(request, target_field(request))} {target} needs a project: {how}")
 
 
-@rule("PM503", applies="cluster")
+@rule("PM503")
 def no_standard_node(ctx: ClusterContext) -> Iterator[Hit]:
     request = ctx.request
     if "num_gpus" not in request.fields:
@@ -126,7 +126,7 @@ def no_standard_node(ctx: ClusterContext) -> Iterator[Hit]:
                    "added to it, never alone)")
 
 
-@rule("PM504", applies="cluster")
+@rule("PM504")
 def slurm_with_preemptible(ctx: ClusterContext) -> Iterator[Hit]:
     request = ctx.request
     kind = request.get("cluster_type")
@@ -138,7 +138,7 @@ def slurm_with_preemptible(ctx: ClusterContext) -> Iterator[Hit]:
                    "supported yet)")
 
 
-@rule("PM505", applies="cluster")
+@rule("PM505")
 def allocation_far_below(ctx: ClusterContext) -> Iterator[Hit]:
     request = ctx.request
     if request.kind != READ:
@@ -153,7 +153,7 @@ def allocation_far_below(ctx: ClusterContext) -> Iterator[Hit]:
                "pinned to preemptible nodes wait for it")
 
 
-@rule("PM506", applies="cluster")
+@rule("PM506")
 def unknown_field(ctx: ClusterContext) -> Iterator[Hit]:
     request = ctx.request
     command = request.form == "command"

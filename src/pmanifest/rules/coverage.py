@@ -17,7 +17,7 @@ from pmanifest.workloads import unread
 DECLARE = f"`{ROLE_LABEL}: {'|'.join(ROLES)}`"
 
 
-@rule("PM003", applies="object")
+@rule("PM003")
 def generic_workload(ctx: ObjectContext) -> Iterator[Hit]:
     for w in ctx.workloads:
         if not w.generic or w.declared:
@@ -30,7 +30,7 @@ def generic_workload(ctx: ObjectContext) -> Iterator[Hit]:
                   f"kind in the config (`roles: {{{w.group}/{w.kind}: {w.role}}}`)")
 
 
-@rule("PM004", applies="object")
+@rule("PM004")
 def unread_kind(ctx: ObjectContext) -> Iterator[Hit]:
     if not unread(ctx.doc, ctx.workloads):
         return

@@ -5,7 +5,8 @@ Decisions (documented in the rule's catalogue entry, shown by ``explain``):
 
 - An explicit ``terminationGracePeriodSeconds`` equal to Kubernetes' default (30 s) is judged
   like an omitted one: writing the default down asks for nothing the pod would not get anyway.
-- DaemonSets (role ``daemon``) are not checked: they run on every node by design, standard
+- DaemonSets (role ``daemon``) are not checked, by any grace rule (PM201-PM203: the
+  catalogue's ``roles:``, applied by the engine): they run on every node by design, standard
   ones included, where the longer grace period is honoured; nothing can keep them off
   preemptible nodes, and lowering the value changes nothing there (the node goes at the
   drain deadline whatever the pod asked for).
@@ -20,8 +21,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TypeGuard
 
-from pmanifest.contract import DAEMON_ROLE, KUBERNETES_DEFAULT_GRACE
-from pmanifest.rules import Context, Hit, rule
+from pmanifest.contract import KUBERNETES_DEFAULT_GRACE
+from pmanifest.rules import Context, Fix, Hit, rule
 from pmanifest.rules.checkpoint import _shells, checkpoints
 
 
@@ -30,17 +31,19 @@ def grace_period_over_limit(ctx: Context) -> Iterator[Hit]:
     w, profile = ctx.workload, ctx.profile
     grace = w.pod.get("terminationGracePeriodSeconds")
     cap = profile.grace_period_cap
-    if not w.placement.preemptible or w.role == DAEMON_ROLE or not _integral(grace):
+    if not w.placement.preemptible or not _integral(grace):
         return
     if grace <= cap or grace == KUBERNETES_DEFAULT_GRACE:
         return
     if not checkpoints(w, list(_shells(w))):
         return  # a serving pod's drain budget, honoured on standard nodes (PM101/PM102 place it)
-    yield Hit((*w.pod_path, "terminationGracePeriodSeconds"),
+    path = (*w.pod_path, "terminationGracePeriodSeconds")
+    yield Hit(path,
               f"terminationGracePeriodSeconds is {grace}, above the {cap} s cap of preemptible "
               f"nodes ({profile.name} profile): the node is removed "
               f"{profile.drain_window_seconds} s after the notice whatever the pod is doing; "
-              f"set it to {cap} or less and finish the checkpoint inside that window")
+              f"set it to {cap} or less and finish the checkpoint inside that window",
+              fix=Fix(path, cap))  # the most of the window the pod can have
 
 
 def _integral(value: object) -> TypeGuard[int | float]:

@@ -11,7 +11,7 @@ from typing import Any
 
 from pmanifest.contract import DISRUPTION_TARGET, SIGTERM_EXIT
 from pmanifest.document import Path
-from pmanifest.rules import Context, Hit, rule
+from pmanifest.rules import Context, Fix, Hit, rule
 from pmanifest.workloads import get, mapping, sequence
 
 DISRUPTION = DISRUPTION_TARGET
@@ -92,17 +92,18 @@ def pod_failure_policy_restart_policy(ctx: Context) -> Iterator[Hit]:
     if w.job_path is None or get(w.doc.data, (*w.job_path, "podFailurePolicy")) is None:
         return
     restart = w.pod.get("restartPolicy")
+    fix = Fix((*w.pod_path, "restartPolicy"), "Never")  # the only value the API server takes
     if restart is None:
         # a JobSet's webhook defaults it to OnFailure (a TrainingRuntime makes a JobSet)
         default = "Always" if w.kind in ("Job", "CronJob") else "OnFailure"
         yield Hit((*w.job_path, "podFailurePolicy"),
                   "podFailurePolicy requires the pod template's restartPolicy to be Never, but "
                   f"it is not set (it defaults to {default}, which the API server rejects for a "
-                  "Job with a podFailurePolicy); add `restartPolicy: Never`")
+                  "Job with a podFailurePolicy); add `restartPolicy: Never`", fix=fix)
     elif restart != "Never":
         yield Hit((*w.pod_path, "restartPolicy"),
                   f"podFailurePolicy requires restartPolicy Never, not {restart!r}: the API "
-                  "server rejects this Job; set `restartPolicy: Never`")
+                  "server rejects this Job; set `restartPolicy: Never`", fix=fix)
 
 
 HEADROOM = 2  # fewer retries than this leave no room for a preemption the policy misses

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pmanifest.rules import Hit, ObjectContext, rule
 
 
-@rule("PM002", applies="object")
+@rule("PM002")
 def schema_invalid(ctx: ObjectContext) -> Iterator[Hit]:
     from pmanifest.schema import validate
 

@@ -90,7 +90,7 @@ def _jobset_hit(data: Any, w: Workload) -> Hit | None:
                       f"then {answer}: {FIX_JOBSET}")
 
 
-@rule("PM404", applies="object")
+@rule("PM404")
 def jobset_counts_preemptions(ctx: ObjectContext) -> Iterator[Hit]:
     seen: set[Path] = set()
     for w in ctx.workloads:
@@ -176,7 +176,7 @@ def _unanswered_hit(data: Any, tasks: list[Workload]) -> Hit:
                "work alone)")
 
 
-@rule("PM405", applies="object")
+@rule("PM405")
 def volcano_no_eviction_policy(ctx: ObjectContext) -> Iterator[Hit]:
     seen: set[Path] = set()
     unanswered: list[Workload] = []

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from pmanifest.contract import SUPERVISOR_MARGIN_SECONDS
+from pmanifest.contract import ROLE_LABEL, SUPERVISOR_MARGIN_SECONDS
 from pmanifest.document import Path, Positions
 from pmanifest.errors import SpecError
 from pmanifest.profile import DEFAULT_PROFILE, Profile, get_profile
@@ -34,7 +34,7 @@ _LABEL_NAME = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)$")
 _LABEL_PREFIX = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
 _ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")
-RESERVED_LABELS = ("app.kubernetes.io/name", "app.kubernetes.io/managed-by", "pmanifest.io/role")
+RESERVED_LABELS = ("app.kubernetes.io/name", "app.kubernetes.io/managed-by", ROLE_LABEL)
 SHARED_VOLUME_NAME = "shared"  # the pod volume of cluster.sharedVolume
 DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 # spec key of each volume source -> what it mounts (for messages)
