@@ -69,7 +69,10 @@ def fragment(doc: Document, patch_of: str | None) -> tuple[Path, str] | None:
 
 def _directives(node: Any, path: Path) -> Iterator[Path]:
     """Paths of strategic-merge directive keys, depth first (iteratively: documents can be
-    deep)."""
+    deep). Most documents have no key starting with ``$`` at all: a walk that builds no paths
+    says so first."""
+    if not _dollar_key(node):
+        return
     stack: list[tuple[Any, Path]] = [(node, path)]
     while stack:
         current, where = stack.pop()
@@ -82,6 +85,20 @@ def _directives(node: Any, path: Path) -> Iterator[Path]:
                     stack.append((value, (*where, key)))
         elif isinstance(current, list):
             stack.extend((item, (*where, i)) for i, item in enumerate(current))
+
+
+def _dollar_key(node: Any) -> bool:
+    """Is any mapping key in ``node`` a string starting with ``$`` (free-form maps included)?"""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if type(current) is dict:
+            if any(type(key) is str and key[:1] == "$" for key in current):
+                return True
+            stack.extend(current.values())
+        elif type(current) is list:
+            stack.extend(current)
+    return False
 
 
 def _imageless_container(doc: Document) -> Path | None:

@@ -28,104 +28,25 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from typing import Any
 
 from pmanifest.contract import (
     KUBERNETES_DEFAULT_GRACE,
-    SUPERVISOR_AFTER_HOOK,
-    SUPERVISOR_NO_CHECKPOINT,
 )
 from pmanifest.document import Path
 from pmanifest.rules import Context, Hit, Mention, rule
+from pmanifest.rules.shells import CHECKPOINT_ENV, Shell, checkpoints, shells_of
 from pmanifest.shell import (
     Command,
     Loc,
     PreStop,
-    ScriptFacts,
-    Trap,
     analyse,
-    container_argv,
-    container_script,
-    prestop_of,
-    script_shell,
-    supervisor_mode,
     written_paths,
     zero_exit,
 )
-from pmanifest.workloads import Container, Workload
 
 DEFAULT_GRACE = KUBERNETES_DEFAULT_GRACE
-CHECKPOINT_ENV = re.compile(
-    r"^(?:[A-Z0-9]+_)*(?:CHECKPOINTS?|CKPTS?)(?:_[A-Z0-9]+)*_(?:DIR|PATH|ROOT|LOCATION|FOLDER)$"
-)
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
-
-
-@dataclass(frozen=True)
-class _Shell:
-    """A container with its main script's facts and its preStop hook."""
-
-    container: Container
-    script_path: Path | None  # from the document root
-    facts: ScriptFacts
-    prestop: PreStop | None
-    program: str | None = None  # the shell that runs the script: sh, bash, dash, busybox...
-    # pmanifest's supervisor whose TERM handler only stops the main: mode none (no
-    # checkpoint) or prestop (the preStop hook checkpoints)
-    no_checkpoint: bool = False
-
-    @property
-    def term_handlers(self) -> tuple[Trap, ...]:
-        """The TERM traps that stand for a checkpoint trigger: none for pmanifest's
-        supervisor in mode none or prestop, whose handler only stops the main."""
-        return () if self.no_checkpoint else self.facts.traps
-
-    def trap_hit(self, trap: Trap | Command, message: str,
-                 mention: Trap | Command | None = None, at: int = 0) -> Hit:
-        """A hit at ``trap`` (or a command) inside the script; ``mention``: the line of
-        another trap, inserted into the message at ``at``."""
-        assert self.script_path is not None
-        named = Mention(self.script_path, mention.loc, at) if mention is not None else None
-        return Hit(self.script_path, message, inner=trap.loc, mention=named)
-
-    @property
-    def prestop_path(self) -> Path:
-        assert self.prestop is not None
-        return (*self.container.path, *self.prestop.path)
-
-
-def _shells(workload: Workload) -> Iterator[_Shell]:
-    for container in workload.containers():
-        found = container_script(container.data)
-        facts = ScriptFacts()
-        script_path: Path | None = None
-        if found is not None and isinstance(found[1], str):
-            script_path = (*container.path, *found[0])
-            facts = analyse(found[1])
-        argv = container_argv(container.data)
-        yield _Shell(container, script_path, facts, prestop_of(container.data),
-                     script_shell(argv),
-                     supervisor_mode(argv) in (SUPERVISOR_NO_CHECKPOINT, SUPERVISOR_AFTER_HOOK))
-
-
-def checkpoints(workload: Workload, shells: list[_Shell]) -> bool:
-    """Does the pod checkpoint when it is terminated? A worker does by the preemption contract
-    (PM302 says so when it has no handler); any other role only when a container traps TERM
-    to do work or names a checkpoint directory in its environment. A preStop hook alone is
-    no evidence: on a serving pod it drains connections, on a daemon it cleans up."""
-    if workload.role == "worker":
-        return True
-    return any(any(trap.does_work for trap in shell.facts.traps)
-               or any(CHECKPOINT_ENV.match(name) for name in _env_names(shell.container.data))
-               for shell in shells)
-
-
-def _env_names(container: dict[str, Any]) -> Iterator[str]:
-    env = container.get("env")
-    for item in env if isinstance(env, list) else []:
-        if isinstance(item, dict) and isinstance(item.get("name"), str):
-            yield item["name"]
 
 
 def _grace(pod: dict[str, Any]) -> int | None:
@@ -151,7 +72,7 @@ def grace_period_unclaimed(context: Context) -> Iterable[Hit]:
         return
     if workload.recovers:
         return  # Ray: `ray stop` in preStop is a shutdown; Ray resumes from its own checkpoints
-    shells = list(_shells(workload))
+    shells = shells_of(workload)
     if not checkpoints(workload, shells):
         return  # a serving pod's preStop drains it: no checkpoint needs the window
     told = ("is not set, so the pod gets the default 30 s"
@@ -175,7 +96,7 @@ def grace_period_unclaimed(context: Context) -> Iterable[Hit]:
 
 @rule("PM301")
 def double_checkpoint_trigger(context: Context) -> Iterable[Hit]:
-    for shell in _shells(context.workload):
+    for shell in shells_of(context.workload):
         if shell.prestop is None or not shell.prestop.does_work:
             continue
         trap = next((t for t in shell.term_handlers if t.does_work), None)
@@ -193,7 +114,7 @@ def no_checkpoint_handler(context: Context) -> Iterable[Hit]:
     workload = context.workload
     if workload.role != "worker" or workload.recovers or not workload.placement.only_preemptible:
         return
-    shells = [s for s in _shells(workload) if not s.container.init]
+    shells = [s for s in shells_of(workload) if not s.container.init]
     if not shells or any(s.term_handlers or s.facts.opaque or s.prestop is not None
                          for s in shells):
         return  # (an opaque script may well trap TERM: PM006 says it was not read)
@@ -207,7 +128,7 @@ def no_checkpoint_handler(context: Context) -> Iterable[Hit]:
 
 @rule("PM303")
 def trap_lost_by_exec(context: Context) -> Iterable[Hit]:
-    for shell in _shells(context.workload):
+    for shell in shells_of(context.workload):
         if not shell.facts.traps or not shell.facts.execs:
             continue  # (positions are only worked out for what is reported)
         for command in shell.facts.execs:
@@ -220,7 +141,7 @@ def trap_lost_by_exec(context: Context) -> Iterable[Hit]:
 
 @rule("PM304")
 def trap_blocked_by_foreground(context: Context) -> Iterable[Hit]:
-    for shell in _shells(context.workload):
+    for shell in shells_of(context.workload):
         if shell.facts.traps and shell.facts.foreground:
             command = shell.facts.foreground[0]
             yield shell.trap_hit(
@@ -233,7 +154,7 @@ def trap_blocked_by_foreground(context: Context) -> Iterable[Hit]:
 @rule("PM305")
 def trap_exits_zero(context: Context) -> Iterable[Hit]:
     kind = context.workload.kind_title or context.workload.kind
-    for shell in _shells(context.workload):
+    for shell in shells_of(context.workload):
         for trap in shell.facts.traps:
             found = zero_exit(trap, shell.program)
             if found is None:
@@ -267,7 +188,7 @@ def checkpoint_on_ephemeral_storage(context: Context) -> Iterable[Hit]:
     if not workload.placement.preemptible:
         return
     volumes = workload.volumes()
-    for shell in _shells(workload):
+    for shell in shells_of(workload):
         env = _literal_env(shell.container.data)
         mounts = _mounts(shell.container.data)
         seen: set[tuple[str, Loc | None, Path]] = set()
@@ -286,7 +207,7 @@ CheckpointPath = tuple[str, Path, Loc | None, str]  # resolved, where, inside, a
 
 
 def _checkpoint_paths(
-    context: Context, shell: _Shell, env: dict[str, tuple[int, str]]
+    context: Context, shell: Shell, env: dict[str, tuple[int, str]]
 ) -> Iterator[CheckpointPath]:
     """(resolved path, where, location inside the script at ``where`` if any, as written) of
     every checkpoint path of a container: checkpoint env vars of workers, paths the TERM
@@ -312,7 +233,7 @@ def _written(commands: Iterable[Command], where: Path,
                 yield resolved, where, command.loc, raw
 
 
-def _prestop_paths(shell: _Shell, values: dict[str, str]) -> Iterator[CheckpointPath]:
+def _prestop_paths(shell: Shell, values: dict[str, str]) -> Iterator[CheckpointPath]:
     prestop = shell.prestop
     if prestop is None or prestop.action != "exec":
         return

@@ -23,7 +23,7 @@ from typing import TypeGuard
 
 from pmanifest.contract import KUBERNETES_DEFAULT_GRACE
 from pmanifest.rules import Context, Fix, Hit, rule
-from pmanifest.rules.checkpoint import _shells, checkpoints
+from pmanifest.rules.shells import checkpoints, shells_of
 
 
 @rule("PM201")
@@ -35,7 +35,7 @@ def grace_period_over_limit(ctx: Context) -> Iterator[Hit]:
         return
     if grace <= cap or grace == KUBERNETES_DEFAULT_GRACE:
         return
-    if not checkpoints(w, list(_shells(w))):
+    if not checkpoints(w, shells_of(w)):
         return  # a serving pod's drain budget, honoured on standard nodes (PM101/PM102 place it)
     path = (*w.pod_path, "terminationGracePeriodSeconds")
     yield Hit(path,

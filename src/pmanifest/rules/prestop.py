@@ -13,7 +13,7 @@ import posixpath
 from collections.abc import Iterable
 
 from pmanifest.rules import Context, Hit, rule
-from pmanifest.rules.checkpoint import _Shell, _shells, checkpoints
+from pmanifest.rules.shells import Shell, checkpoints, shells_of
 from pmanifest.shell import analyse
 
 
@@ -22,7 +22,7 @@ def prestop_sleep(context: Context) -> Iterable[Hit]:
     workload = context.workload
     if not workload.placement.preemptible:
         return
-    shells = list(_shells(workload))
+    shells = shells_of(workload)
     if not checkpoints(workload, shells):
         return  # a serving pod's drain sleep (load balancer) is no checkpoint's loss
     for shell in shells:
@@ -31,7 +31,7 @@ def prestop_sleep(context: Context) -> Iterable[Hit]:
             yield hit
 
 
-def _prestop_sleep(context: Context, shell: _Shell) -> Hit | None:
+def _prestop_sleep(context: Context, shell: Shell) -> Hit | None:
     prestop = shell.prestop
     if prestop is None:
         return None
