@@ -118,16 +118,22 @@ def _directive_start(line: str) -> int | None:
     """Where a ``# pmanifest: ignore...`` comment (or one meant as such: ``disable``,
     ``noqa``, ``skip``, ``suppress``) starts in ``line``, or None; other ``pmanifest:`` prose
     in a comment is no directive."""
+    for i in _commented_marks(line):
+        if line[i + len(_MARK):].lstrip(" \t").lower().startswith(_DIRECTIVE_WORDS):
+            return i
+    return None
+
+
+def _commented_marks(line: str) -> Iterator[int]:
+    """Where ``pmanifest:`` starts in ``line`` right after a ``#`` (blanks between)."""
     start = 0
     while (i := line.find(_MARK, start)) != -1:
         start = i + len(_MARK)
         j = i - 1
         while j >= 0 and line[j] in " \t":
             j -= 1
-        if j >= 0 and line[j] == "#" and \
-                line[start:].lstrip(" \t").lower().startswith(_DIRECTIVE_WORDS):
-            return i
-    return None
+        if j >= 0 and line[j] == "#":
+            yield i
 
 
 def inline_ignores(doc: Document, pos: Pos) -> set[str]:
@@ -143,15 +149,8 @@ def inline_ignores(doc: Document, pos: Pos) -> set[str]:
 
 def comment_names(line: str) -> str | None:
     """The rule names of a ``# pmanifest: ignore=...`` comment in ``line``, or None."""
-    start = 0
-    while (i := line.find(_MARK, start)) != -1:
-        start = i + len(_MARK)
-        j = i - 1
-        while j >= 0 and line[j] in " \t":
-            j -= 1
-        if j < 0 or line[j] != "#":
-            continue
-        match = _NAMES.match(line, start)
+    for i in _commented_marks(line):
+        match = _NAMES.match(line, i + len(_MARK))
         if match is None:
             continue
         names, end = match.group(1), match.end()
