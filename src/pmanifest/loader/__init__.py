@@ -20,8 +20,9 @@ from typing import Any
 import yaml
 
 from pmanifest.document import Path, Positions, RawTables
-from pmanifest.loader.builder import LOCATE_ABOVE, MAX_DEPTH, YamlProblem, _Builder
+from pmanifest.loader.builder import LOCATE_ABOVE, MAX_DEPTH, _Builder
 from pmanifest.loader.events import FAST_LOADER
+from pmanifest.loader.parts import YamlProblem
 
 __all__ = ["MAX_DEPTH", "Broken", "Loaded", "YamlProblem", "decode", "load_documents",
            "load_single", "split_documents"]

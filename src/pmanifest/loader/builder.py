@@ -16,7 +16,6 @@ from yaml.events import (
     ScalarEvent,
     SequenceEndEvent,
     SequenceStartEvent,
-    StreamEndEvent,
 )
 from yaml.nodes import ScalarNode
 
@@ -32,6 +31,7 @@ from pmanifest.loader.events import (
     needs_python_parser,
     resolve_plain,
 )
+from pmanifest.loader.parts import Discard, Wanted, YamlProblem, too_deep
 
 MAX_DEPTH = 200
 # Above this many characters a document's positions are looked up path by path (a second
@@ -44,35 +44,6 @@ MAX_ALIAS_EXPANSION = 100_000
 # manifest reaches (a 12 MB List of 40,000 Pods uses about 7M cells).
 MAX_CELLS_PER_CHAR = 4
 MIN_MAX_CELLS = 4_000_000
-
-class YamlProblem(Exception):
-    """Why a document could not be turned into data, with its 1-based position."""
-
-    def __init__(self, message: str, line: int, column: int) -> None:
-        super().__init__(message)
-        self.message = message
-        self.line = line
-        self.column = column
-        self.templated = False  # the document holds ``{{ }}``: callers may say what it means
-
-
-class _Discard(dict[Any, Any]):
-    """A table that keeps nothing: the builder's sink when only the data is wanted."""
-
-    def __setitem__(self, key: Any, value: Any) -> None:
-        pass
-
-
-class _Wanted(dict[Any, Any]):
-    """A table that keeps only the paths asked for."""
-
-    def __init__(self, wanted: frozenset[Path]) -> None:
-        super().__init__()
-        self.wanted = wanted
-
-    def __setitem__(self, key: Any, value: Any) -> None:
-        if key in self.wanted:
-            super().__setitem__(key, value)
 
 
 class _Frame:
@@ -95,6 +66,11 @@ class _Frame:
 
 _NO_KEY = object()
 _MERGE = object()
+_NONSPECIFIC = (None, "!")  # tags that leave a scalar's tag to resolution
+
+
+def _skip(event: Any) -> None:
+    """Stream and document events: nothing to build."""
 
 
 class _Anchor(NamedTuple):
@@ -114,7 +90,7 @@ class _Builder:
     no recursion anywhere, so deep nesting fails cleanly at MAX_DEPTH instead of overflowing
     the C stack; aliases share the anchored value and count its size against a budget.
     The common event (a plain or quoted string as a mapping key or value) is handled inline in
-    ``run``: this loop is most of the cost of linting.
+    ``data_only``: that loop is most of the cost of linting.
     """
 
     def __init__(
@@ -129,9 +105,9 @@ class _Builder:
     def reset(self) -> None:
         """Empty tables and state, for a (second) parse."""
         if not self.record:
-            table: Callable[[], dict[Any, Any]] = _Discard
+            table: Callable[[], dict[Any, Any]] = Discard
         elif self.wanted is not None:  # only these paths (a very large document)
-            table = functools.partial(_Wanted, self.wanted)
+            table = functools.partial(Wanted, self.wanted)
         else:
             table = dict
         self.keys: dict[Path, tuple[int, int]] = table()
@@ -164,39 +140,81 @@ class _Builder:
     def parse(self, chunk: str) -> tuple[Any, Positions] | None:
         self.max_cells = max(MIN_MAX_CELLS, MAX_CELLS_PER_CHAR * len(chunk))
         parser = self.loader(chunk)
-        handlers: dict[type, Callable[[Any], None]] = {
-            MappingStartEvent: self.start, SequenceStartEvent: self.start,
-            MappingEndEvent: self.end, SequenceEndEvent: self.end, AliasEvent: self.alias,
-        }
-        event: Any = None
+        self.last: Any = None
         try:
-            stack = self.stack
-            string = self.string
-            resolve = resolve_plain
-            for event in iter(parser.get_event, None):
-                kind = type(event)
-                if kind is ScalarEvent:
-                    # the common event, inline: a plain or quoted string as a key or value
-                    if stack and not event.anchor and type(stack[-1].value) is dict:
-                        tag = event.tag
-                        if tag is None or tag == "!":
-                            tag = resolve(event.value, event.implicit)
-                        if tag == STR and string(stack[-1], event):
-                            continue
-                    self.scalar(event)
-                elif kind is StreamEndEvent:
-                    break
-                elif kind in handlers:
-                    handlers[kind](event)
+            (self.recorded if self.record else self.data_only)(parser)
         except yaml.MarkedYAMLError as exc:
             if "nesting depth" in str(exc.problem):  # libyaml's own limit (>= 6.0.4)
-                raise self.too_deep(chunk, event, exc) from None
+                raise self.too_deep(chunk, self.last, exc) from None
             raise
         finally:
             parser.dispose()
         if self.root is _NO_KEY:
             return None
         return self.root, Positions(self.keys, self.values, self.scalars)
+
+    def handlers(self) -> dict[type, Callable[[Any], None]]:
+        return {MappingStartEvent: self.start, SequenceStartEvent: self.start,
+                MappingEndEvent: self.end, SequenceEndEvent: self.end, AliasEvent: self.alias}
+
+    def data_only(self, parser: Any) -> None:
+        """The event loop of the first parse (data, no positions): most of the cost of
+        linting. The common event, a plain or quoted string as a mapping key or value, is
+        handled inline."""
+        stack = self.stack
+        handler = self.handlers().get
+        resolve = resolve_plain
+        event: Any = None
+        try:
+            for event in iter(parser.get_event, None):
+                kind = type(event)
+                if kind is not ScalarEvent:
+                    handler(kind, _skip)(event)
+                    continue
+                frame = stack[-1] if stack else None
+                tag = event.tag
+                if tag in _NONSPECIFIC:
+                    tag = resolve(event.value, event.implicit)
+                if frame is None or tag != STR or event.anchor or type(frame.value) is not dict \
+                        or frame.pending_key is _MERGE:
+                    self.scalar(event)
+                elif frame.pending_key is _NO_KEY:  # a string key
+                    key = event.value
+                    if key in frame.value:
+                        raise YamlProblem(f"duplicate key {key!r}", *self.pos(event.start_mark))
+                    frame.pending_key = key
+                else:  # a string value
+                    frame.value[frame.pending_key] = event.value
+                    frame.size += 1
+                    frame.pending_key = _NO_KEY
+                    self.cells += frame.depth
+                    if self.cells > self.max_cells:
+                        raise self.too_big(event.start_mark)
+        except yaml.MarkedYAMLError:
+            self.last = event  # the last event received, for the depth error's position
+            raise
+
+    def recorded(self, parser: Any) -> None:
+        """The event loop of a parse that records positions (strings through ``string``)."""
+        handler = self.handlers().get
+        stack = self.stack
+        string = self.string
+        event: Any = None
+        try:
+            for event in iter(parser.get_event, None):
+                if type(event) is not ScalarEvent:
+                    handler(type(event), _skip)(event)
+                    continue
+                if stack and not event.anchor and type(stack[-1].value) is dict:
+                    tag = event.tag
+                    if tag in _NONSPECIFIC:
+                        tag = resolve_plain(event.value, event.implicit)
+                    if tag == STR and string(stack[-1], event):
+                        continue
+                self.scalar(event)
+        except yaml.MarkedYAMLError:
+            self.last = event
+            raise
 
     def string(self, frame: _Frame, event: Any) -> bool:
         """A string key, or a string value, of the mapping being built (False: a merge)."""
@@ -245,54 +263,33 @@ class _Builder:
         return (frame.path if key is _MERGE else (*frame.path, key)), True
 
     def too_deep(self, chunk: str, last: Any, exc: Any) -> YamlProblem:
-        """Our depth limit, where libyaml's own (deeper) one stopped its look-ahead first: the
-        opening bracket that takes the document past MAX_DEPTH, counted from the last event
-        received, so the report does not depend on the libyaml version."""
-        message = f"document is nested more than {MAX_DEPTH} levels deep"
-        start = last.end_mark.index if last is not None else 0
-        spare = MAX_DEPTH + 1 - len(self.stack)
-        depth, quote, i = 0, "", start
-        while i < len(chunk) and spare > 0:
-            char = chunk[i]
-            if quote:
-                if char == "\\" and quote == '"':
-                    i += 1
-                elif char == quote:
-                    quote = ""
-            elif char in "'\"":
-                quote = char
-            elif char in "[{":
-                depth += 1
-                if depth == spare:
-                    line = chunk.count("\n", 0, i)
-                    column = i - (chunk.rfind("\n", 0, i) + 1)
-                    return YamlProblem(message, line + self.offset + 1, column + 1)
-            elif char in "]}":
-                depth -= 1
-            i += 1
-        mark = exc.problem_mark
-        return YamlProblem(message, *(self.pos(mark) if mark is not None else (1, 1)))
+        return too_deep(chunk, last, exc, MAX_DEPTH + 1 - len(self.stack), self.offset,
+                        MAX_DEPTH)
 
     def too_big(self, mark: Any) -> YamlProblem:
         return YamlProblem(f"document too large for its nesting depth (more than "
                            f"{self.max_cells:,} path entries; a YAML bomb?)", *self.pos(mark))
 
     def attach(self, value: Any, size: int, mark: Any, height: int = 0) -> None:
+        """Attach a value of ``size`` nodes and ``height`` container levels (0: a scalar) to
+        the container being built; merged into a mapping, its own level is not one more."""
         if not self.stack:
             self.root = value
             return
         frame = self.stack[-1]
         frame.size += size
-        merging = frame.pending_key is _MERGE and not isinstance(frame.value, list)
-        frame.height = max(frame.height, height if merging else height + 1)
-        if isinstance(frame.value, list):
+        if type(frame.value) is list:
             frame.value.append(value)
-            return
-        if merging:
+        elif frame.pending_key is _MERGE:
+            frame.height = max(frame.height, height)
             self.merge(frame, value, mark)
+            frame.pending_key = _NO_KEY
+            return
         else:
             frame.value[frame.pending_key] = value
-        frame.pending_key = _NO_KEY
+            frame.pending_key = _NO_KEY
+        if height >= frame.height:
+            frame.height = height + 1
 
     def set_key(self, frame: _Frame, key: Any, mark: Any) -> None:
         if not isinstance(frame.value, dict):  # pragma: no cover - lists have no keys
