@@ -127,7 +127,7 @@ def lint_file(raw: bytes, file: str, options: LintOptions,
             out.findings.extend(_syntax_findings(file, item.problem, options))
             continue
         _lint_document(Document(file, item.index, item.data, item.positions, lines), rules,
-                       options, out, patch_of)
+                       options, out, patch_of, item.dollar)
     if SUPPRESSION_MARK in text and options.enabled(SUPPRESSION_RULE):
         out.findings.extend(_comment_findings(file, lines, options))
     return FileResult(sorted(out.findings, key=Finding.sort_key), out.objects,
@@ -135,12 +135,12 @@ def lint_file(raw: bytes, file: str, options: LintOptions,
 
 
 def _lint_document(doc: Document, rules: list[Rule], options: LintOptions,
-                   out: _Collected, patch_of: str | None) -> None:
+                   out: _Collected, patch_of: str | None, dollar: bool = True) -> None:
     checked: list[tuple[Document, list[tuple[Rule, Hit]], Metas | None]] = []
     whole = []
     profile = options.profile
     for obj in _objects(doc):
-        found = fragment(obj, patch_of)
+        found = fragment(obj, patch_of, dollar)
         if found is not None:  # a patch fragment: not linted, PM007 says so
             out.fragments += 1
             checked.append((obj, _fragment_hits(found, options), None))

@@ -38,6 +38,9 @@ class Loaded:
     data: Any
     positions: Positions
     start_line: int
+    # False: no string in the document can start with "$" (its text has no "$", nor an escape
+    # that writes one), so it holds no strategic-merge directive (see pmanifest.fragments)
+    dollar: bool = True
 
 
 @dataclass(frozen=True)
@@ -104,7 +107,7 @@ def load_documents(text: str) -> Iterator[Loaded | Broken]:
                 positions = Positions(locate=tables)
             else:
                 positions = Positions(build=tables)
-            yield Loaded(index, data, positions, first_line + 1)
+            yield Loaded(index, data, positions, first_line + 1, _may_hold_dollar(chunk))
         index += 1
 
 
@@ -150,6 +153,14 @@ def _hinted(problem: YamlProblem, chunk: str, first_line: int) -> YamlProblem:
         problem.templated = any(m.group() == "{{" for text in lines
                                 for m in _PLAIN_SCAN.finditer(text))
     return problem
+
+
+# "$" as a double-quoted scalar writes it when not as itself (hex digits only: no case)
+_DOLLAR_ESCAPE = re.compile(r"\\(?:x24|u0024|U00000024)")
+
+
+def _may_hold_dollar(chunk: str) -> bool:
+    return "$" in chunk or ("\\" in chunk and _DOLLAR_ESCAPE.search(chunk) is not None)
 
 
 def _only_directives(chunk: str) -> bool:
