@@ -21,7 +21,7 @@ A template's role, first found wins:
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pmanifest.contract import ROLE_LABEL, ROLES
@@ -87,6 +87,9 @@ class Workload:
     owner: Path = ()  # the object holding the template: () or an embedded object's path
     template: Template = GENERIC  # the table's entry (its pod counts, for the capacity checks)
     runs: bool = True  # False: its kind is a template for others to run (a TrainingRuntime)
+    # what several rules derive from the template (rules.shells: its containers' shells),
+    # worked out by the first rule that asks; it lives and dies with the template
+    memo: dict[str, Any] = field(default_factory=dict, init=False, compare=False, repr=False)
 
     @property
     def is_job(self) -> bool:
