@@ -14,12 +14,10 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path as FsPath
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from pmanifest.atomic import STDOUT, Identity, check_writable, identity, refuse_inputs, write_files
-from pmanifest.cluster_request import ClusterRequest
 from pmanifest.config import Config, config_from, resolve_rule
-from pmanifest.demand import Demand
 from pmanifest.document import Finding
 from pmanifest.errors import ConfigError, InputError
 from pmanifest.kustomize import mark_patches
@@ -31,6 +29,10 @@ from pmanifest.reporters import Summary, reporter
 from pmanifest.reporters.text_format import summary_line
 from pmanifest.rules import registry
 from pmanifest.sources import Exclude, FileRef, Problem, Source, check_paths, iter_inputs
+
+if TYPE_CHECKING:  # a run without --cluster reads no cluster request and no GPU demand
+    from pmanifest.cluster_request import ClusterRequest
+    from pmanifest.demand import Demand
 
 
 @dataclass(frozen=True)
@@ -131,6 +133,9 @@ def run_lint(request: LintRequest) -> LintResult:
 @contextlib.contextmanager
 def user_policies(config: Config, dirs: tuple[str, ...]) -> Iterator[None]:
     """User policies (config `policies:`, then --policies) join the registry for one run."""
+    if not config.policies and not dirs:  # the policy modules load only when there are some
+        yield
+        return
     from pmanifest.policy import load_policy_dirs
     from pmanifest.rules import registered
 
@@ -287,16 +292,17 @@ def _with_input_findings(run: _Run, options: LintOptions) -> list[Finding]:
 def _other_inputs(request: LintRequest, config: Config) -> dict[Identity, str]:
     """The files a lint run reads besides the manifests: named paths, the config file and the
     policy files (identity -> name as given)."""
-    from pmanifest.policy import policy_files
-
     names = [p for p in request.paths if p != "-"]
     if request.cluster is not None and request.cluster != "-":
         names.append(request.cluster)
     if config.source is not None:
         names.append(config.source)
     names.extend(p.source for p in config.policies)
-    for directory in request.policies:
-        names.extend(str(f) for f in policy_files(directory))
+    if request.policies:
+        from pmanifest.policy import policy_files
+
+        for directory in request.policies:
+            names.extend(str(f) for f in policy_files(directory))
     found: dict[Identity, str] = {}
     for name in names:
         key = identity(name)
