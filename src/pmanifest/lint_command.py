@@ -242,13 +242,22 @@ def _lint_inputs(inputs: list[FileRef | Source | Problem], options: LintOptions,
     jobs = request.jobs if request.jobs is not None else default_jobs()
     progress = Progress(request.progress, len(inputs)) if request.progress else None
     try:
-        for linted in lint_inputs(inputs, options, jobs):
+        for linted in lint_inputs(_drained(inputs), options, jobs):
             run.add(linted)
             if progress is not None:
                 progress.advance()
     finally:
         if progress is not None:
             progress.close()
+
+
+def _drained(items: list[FileRef | Source | Problem]) -> Iterator[FileRef | Source | Problem]:
+    """The items in order, each let go of as it is taken: the inputs are listed whole before
+    linting (kustomizations anywhere among them name patches), not kept whole while linting
+    (a tree of 20,000 files holds about 2 MiB of them)."""
+    items.reverse()
+    while items:
+        yield items.pop()
 
 
 def _reports(request: LintRequest, run: _Run) -> str:
