@@ -217,7 +217,7 @@ class _Builder:
             raise
 
     def string(self, frame: _Frame, event: Any) -> bool:
-        """A string key, or a string value, of the mapping being built (False: a merge)."""
+        """A string key or value of the mapping being built, and its position (False: a merge)."""
         mark = event.start_mark
         where = (mark.line + self.offset + 1, mark.column + 1)
         pending = frame.pending_key
@@ -226,15 +226,13 @@ class _Builder:
             if key in frame.value:
                 raise YamlProblem(f"duplicate key {key!r}", *where)
             frame.pending_key = key
-            if self.record:
-                self.keys[(*frame.path, key)] = where
+            self.keys[(*frame.path, key)] = where
             return True
         if pending is _MERGE:
             return False
-        if self.record:
-            path = (*frame.path, pending)
-            self.values[path] = where
-            self.scalars[path] = (where[0], where[1], event.style or None)
+        path = (*frame.path, pending)
+        self.values[path] = where
+        self.scalars[path] = (where[0], where[1], event.style or None)
         frame.value[pending] = event.value
         frame.size += 1
         frame.pending_key = _NO_KEY
@@ -255,7 +253,8 @@ class _Builder:
             raise self.too_big(start_mark)
         if isinstance(frame.value, list):
             path = (*frame.path, len(frame.value))
-            self.keys[path] = self.raw_pos(start_mark)
+            if self.record:  # (a data-only parse records nothing)
+                self.keys[path] = self.raw_pos(start_mark)
             return path, True
         if frame.pending_key is _NO_KEY:
             return frame.path, False
@@ -297,7 +296,8 @@ class _Builder:
         if key in frame.value:
             raise YamlProblem(f"duplicate key {key!r}", *self.pos(mark))
         frame.pending_key = key
-        self.keys[(*frame.path, key)] = self.raw_pos(mark)
+        if self.record:
+            self.keys[(*frame.path, key)] = self.raw_pos(mark)
 
     def merge(self, frame: _Frame, value: Any, mark: Any) -> None:
         sources = value if isinstance(value, list) else [value]
@@ -324,10 +324,11 @@ class _Builder:
                 self.anchors[event.anchor] = _Anchor(value, 1, 0, key)
             self.set_key(frame, key, event.start_mark)
             return
-        where = self.raw_pos(event.start_mark)
-        self.values[path] = where
-        if tag in PLAIN_TAGS:
-            self.scalars[path] = (where[0], where[1], event.style or None)
+        if self.record:
+            where = self.raw_pos(event.start_mark)
+            self.values[path] = where
+            if tag in PLAIN_TAGS:
+                self.scalars[path] = (where[0], where[1], event.style or None)
         value = self.convert(tag, event)
         if event.anchor:
             self.anchors[event.anchor] = _Anchor(value, 1, 0, as_key(value, event.value))
@@ -355,7 +356,8 @@ class _Builder:
         expected = TAG + ("map" if is_mapping else "seq")
         if event.tag not in (None, "!", expected):
             raise YamlProblem(f"unsupported YAML tag {event.tag!r}", *self.pos(event.start_mark))
-        self.values[path] = self.raw_pos(event.start_mark)
+        if self.record:
+            self.values[path] = self.raw_pos(event.start_mark)
         container: dict[Any, Any] | list[Any] = {} if is_mapping else []
         frame = _Frame(container, path, event.anchor)
         frame.key = event.start_mark
@@ -392,6 +394,7 @@ class _Builder:
         if len(self.stack) + anchor.height - merged > MAX_DEPTH:
             raise YamlProblem(f"document is nested more than {MAX_DEPTH} levels deep through "
                               f"alias *{event.anchor}", *self.pos(event.start_mark))
-        self.values[path] = self.raw_pos(event.start_mark)
+        if self.record:
+            self.values[path] = self.raw_pos(event.start_mark)
         self.attach(anchor.value, anchor.size, event.start_mark, anchor.height)
 
