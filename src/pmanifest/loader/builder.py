@@ -58,7 +58,7 @@ class _Frame:
         self.anchor = anchor
         self.pending_key: Any = _NO_KEY  # mappings: the key waiting for its value
         self.key: Any = None
-        self.merges: list[dict[Any, Any]] = []
+        self.merges: list[dict[Any, Any]] | None = None  # what `<<` merges in, if any
         self.size = 1  # nodes in this subtree, alias expansions included
         self.depth = len(path) + 1  # path length (cells) of each child
         self.height = 1  # container levels in this subtree, aliased values included
@@ -66,6 +66,7 @@ class _Frame:
 
 _NO_KEY = object()
 _MERGE = object()
+_MAP, _SEQ = TAG + "map", TAG + "seq"
 _NONSPECIFIC = (None, "!")  # tags that leave a scalar's tag to resolution
 
 
@@ -270,8 +271,7 @@ class _Builder:
                            f"{self.max_cells:,} path entries; a YAML bomb?)", *self.pos(mark))
 
     def attach(self, value: Any, size: int, mark: Any, height: int = 0) -> None:
-        """Attach a value of ``size`` nodes and ``height`` container levels (0: a scalar) to
-        the container being built; merged into a mapping, its own level is not one more."""
+        """Attach ``size`` nodes of ``height`` levels (0: a scalar; merged: not one more)."""
         if not self.stack:
             self.root = value
             return
@@ -301,11 +301,12 @@ class _Builder:
 
     def merge(self, frame: _Frame, value: Any, mark: Any) -> None:
         sources = value if isinstance(value, list) else [value]
-        for source in sources:
-            if not isinstance(source, dict):
-                raise YamlProblem("a merge key (<<) needs a mapping or a list of mappings",
-                                  *self.pos(mark))
-            frame.merges.append(source)
+        if not all(isinstance(source, dict) for source in sources):
+            raise YamlProblem("a merge key (<<) needs a mapping or a list of mappings",
+                              *self.pos(mark))
+        if frame.merges is None:
+            frame.merges = []
+        frame.merges.extend(sources)
 
     # -- events ------------------------------------------------------------------------------
     def scalar(self, event: Any) -> None:
@@ -353,8 +354,7 @@ class _Builder:
         if len(self.stack) >= MAX_DEPTH:
             raise YamlProblem(f"document is nested more than {MAX_DEPTH} levels deep",
                               *self.pos(event.start_mark))
-        expected = TAG + ("map" if is_mapping else "seq")
-        if event.tag not in (None, "!", expected):
+        if event.tag is not None and event.tag not in ("!", _MAP if is_mapping else _SEQ):
             raise YamlProblem(f"unsupported YAML tag {event.tag!r}", *self.pos(event.start_mark))
         if self.record:
             self.values[path] = self.raw_pos(event.start_mark)
