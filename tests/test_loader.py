@@ -110,3 +110,35 @@ def test_list_items_get_their_own_positions_in_linear_time() -> None:
     last_line = text.decode().splitlines()[3002]
     assert (bogus[-1].line, bogus[-1].column) == (3003, last_line.index("bogus") + 1)
     assert elapsed < 30  # quadratic rebasing took minutes here; linear takes about a second
+
+
+LOOP_CASES = [
+    "kind: Job\nspec: {a: 'x', b: \"y\", c: 1, d: [z, 2, null]}\n",
+    "base: &b {x: 1, y: 2}\nm:\n  <<: *b\n  y: 3\n  <<: [*b]\n",
+    "k: &s plain\nl: *s\n*s : v\n? 1.5\n: f\nyes: t\n! q: !!str 3\n",
+    "a: " + "[" * 150 + "]" * 150 + "\n",
+    "a: &deep " + "[" * 120 + "]" * 120 + "\nb: [[[*deep]]]\nc: {<<: {d: *deep}}\n",
+    "a: 1\na: 2\n",
+    "a: x\nb: y\na: z\n",
+    "a: " + "[" * 5000 + "]" * 5000 + "\n",
+    "a: &a [*a]\n",
+    "m: {<<: plain}\n",
+]
+
+
+@pytest.mark.parametrize("text", LOOP_CASES)
+def test_data_only_and_recording_parses_agree(text: str) -> None:
+    """The first parse (data only, strings handled inline) and the one that records positions
+    build the same data, or refuse the document with the same message at the same place."""
+    from pmanifest.loader.builder import _Builder
+
+    def parse(record: bool) -> object:
+        try:
+            built = _Builder(0, record=record).run(text)
+        except YamlProblem as problem:
+            return (problem.message, problem.line, problem.column)
+        return built[0] if built is not None else None
+
+    data_only = parse(False)
+    assert data_only == parse(True)
+    assert data_only is not None

@@ -19,7 +19,6 @@ import contextlib
 import os
 import stat
 import sys
-import tempfile
 from collections.abc import Iterable, Iterator
 
 import click
@@ -133,6 +132,8 @@ def write_files(files: dict[str, str], what: str = "output") -> None:
 
 def _stage(path: str, text: str) -> str:
     """``text`` in a temp file beside the (real) target, on disk; returns the temp name."""
+    import tempfile  # only when a file is written (not for a run that prints to stdout)
+
     target = os.path.realpath(path)
     fd, temp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=".tmp",
                                 dir=os.path.dirname(target) or ".")

@@ -64,6 +64,8 @@ ENTRY_SCHEMA: dict[str, Any] = {
                   "items": {"type": "string", "pattern": r"^([a-z0-9.-]+/)?[A-Z][A-Za-z0-9]*$"}},
     },
 }
+# a catalogue file: one schema object for every file, so its check is compiled once per run
+FILE_SCHEMA: dict[str, Any] = {"type": "array", "items": ENTRY_SCHEMA}
 
 
 class RegistryError(Exception):
@@ -128,8 +130,7 @@ def builtin() -> dict[str, RuleMeta]:
 def _entries(text: str, source: str) -> list[RuleMeta]:
     from pmanifest.datafile import load_data
 
-    items, _ = load_data(text, source, {"type": "array", "items": ENTRY_SCHEMA},
-                         "the catalogue", error=RegistryError)
+    items, _ = load_data(text, source, FILE_SCHEMA, "the catalogue", error=RegistryError)
     return [RuleMeta(item["id"], item["slug"], item["severity"],
                      " ".join(item["summary"].split()), item["rationale"].strip(),
                      item["fix"].strip(), item["examples"]["fail"], item["examples"]["pass"],

@@ -23,7 +23,7 @@ Keys::
 
 from __future__ import annotations
 
-import tomllib
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path as FsPath
@@ -33,11 +33,11 @@ from pmanifest.contract import ROLES
 from pmanifest.datafile import first_violation
 from pmanifest.document import Positions
 from pmanifest.errors import ConfigError
-from pmanifest.jsonerrors import Words, yaml_type
 from pmanifest.loader import YamlProblem, decode, load_single
 from pmanifest.suggest import did_you_mean
 
 if TYPE_CHECKING:
+    from pmanifest.jsonerrors import Words
     from pmanifest.policy import Policy
 
 CONFIG_NAMES = (".pmanifest.yaml", ".pmanifest.yml")
@@ -60,9 +60,16 @@ CONFIG_SCHEMA: dict[str, Any] = {
         "inlineSuppressions": {"type": "boolean"},
     },
 }
-_WORDS = Words(root="the config", patterns={
-    "kubernetesVersion": 'quote it, e.g. kubernetesVersion: "1.31"',
-})
+
+
+@functools.cache
+def _words() -> Words:
+    """The config's vocabulary for schema errors (imported only when there is one to word)."""
+    from pmanifest.jsonerrors import Words
+
+    return Words(root="the config", patterns={
+        "kubernetesVersion": 'quote it, e.g. kubernetesVersion: "1.31"',
+    })
 
 
 @dataclass(frozen=True)
@@ -104,6 +111,8 @@ def find_config(start: FsPath) -> FsPath | None:
 
 
 def _pyproject_section(path: FsPath) -> dict[str, Any] | None:
+    import tomllib  # only where a pyproject.toml is found
+
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
@@ -111,6 +120,8 @@ def _pyproject_section(path: FsPath) -> dict[str, Any] | None:
     tool = data.get("tool", {})
     section = tool.get("pmanifest") if isinstance(tool, dict) else None
     if section is not None and not isinstance(section, dict):
+        from pmanifest.jsonerrors import yaml_type
+
         raise ConfigError("[tool.pmanifest] must be a table of pmanifest settings, not "
                           f"{yaml_type(section)} {section!r}", str(path))
     return section
@@ -119,7 +130,7 @@ def _pyproject_section(path: FsPath) -> dict[str, Any] | None:
 def load_config(path: FsPath) -> Config:
     if path.name == "pyproject.toml":
         section = _pyproject_section(path) or {}
-        found = first_violation(section, Positions(), CONFIG_SCHEMA, _WORDS)
+        found = first_violation(section, Positions(), CONFIG_SCHEMA, _words())
         if found is not None:  # TOML has no positions here: name the table instead
             raise ConfigError(f"[tool.pmanifest]: {found[0]}", str(path))
         return _parse(section, str(path), None, path.parent)
@@ -133,7 +144,7 @@ def load_config(path: FsPath) -> Config:
         if problem.message == "file is empty":
             return Config(source=str(path), base_dir=path.parent)
         raise ConfigError(problem.message, str(path), problem.line, problem.column) from None
-    found = first_violation(loaded.data, loaded.positions, CONFIG_SCHEMA, _WORDS)
+    found = first_violation(loaded.data, loaded.positions, CONFIG_SCHEMA, _words())
     if found is not None:
         raise ConfigError(found[0], str(path), found[1], found[2])
     return _parse(loaded.data, str(path), loaded.positions, path.parent)

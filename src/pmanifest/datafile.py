@@ -4,19 +4,20 @@ the loader, validated by a JSON Schema, every problem one line at its file posit
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pmanifest.document import Positions
 from pmanifest.errors import ConfigError, PmanifestError
-from pmanifest.jsonerrors import Words, describe
 from pmanifest.loader import YamlProblem, load_single
+
+if TYPE_CHECKING:  # the translator of schema errors is imported only when there is one
+    from pmanifest.jsonerrors import Words
 
 
 def load_data(text: str, source: str, schema: dict[str, Any], words: Words | str,
               error: type[Exception] = ConfigError) -> tuple[Any, Positions]:
-    """The data of ``text`` and its positions, or ``error`` at the first problem."""
-    if isinstance(words, str):
-        words = Words(root=words)
+    """The data of ``text`` and its positions, or ``error`` at the first problem (``words``:
+    the document's vocabulary, or only what its root is called)."""
     try:
         loaded = load_single(text)
     except YamlProblem as problem:
@@ -29,7 +30,7 @@ def load_data(text: str, source: str, schema: dict[str, Any], words: Words | str
 
 
 def first_violation(data: Any, positions: Positions, schema: dict[str, Any],
-                    words: Words) -> tuple[str, int, int] | None:
+                    words: Words | str) -> tuple[str, int, int] | None:
     """(message, line, column) of the first problem of ``data`` against ``schema``, or None.
     Unknown keys come first: their did-you-mean usually explains a missing key too."""
     fast = compiled_check(schema)
@@ -37,6 +38,10 @@ def first_violation(data: Any, positions: Positions, schema: dict[str, Any],
         return None
     from jsonschema import Draft202012Validator
 
+    from pmanifest.jsonerrors import Words, describe
+
+    if isinstance(words, str):
+        words = Words(root=words)
     found: list[tuple[int, int, int, str]] = []
     for err in Draft202012Validator(schema).iter_errors(data):
         rank = {"additionalProperties": 0, "required": 2}.get(err.validator, 1)

@@ -46,14 +46,16 @@ _WHOLE = ("lint the complete object instead (what kustomize builds: `kubectl kus
           "pmanifest lint -`)")
 
 
-def fragment(doc: Document, patch_of: str | None) -> tuple[Path, str] | None:
-    """(where, why) when ``doc`` is a patch fragment rather than an object, else None."""
+def fragment(doc: Document, patch_of: str | None,
+             dollar: bool = True) -> tuple[Path, str] | None:
+    """(where, why) when ``doc`` is a patch fragment rather than an object, else None.
+    ``dollar`` False: the loader saw no ``$`` in the document's text (so no directive)."""
     if patch_of is not None:
         built = f"`kubectl kustomize {os.path.dirname(patch_of) or '.'} | pmanifest lint -`"
         return (), (f"{doc.kind} {doc.name!r} is a patch named by {patch_of}: a fragment of an "
                     f"object, not linted on its own; lint what kustomize builds instead "
                     f"({built})")
-    directive = next(_directives(doc.data, ()), None)
+    directive = next(_directives(doc.data, ()), None) if dollar else None
     if directive is not None:
         return directive, (f"{doc.kind} {doc.name!r} holds the strategic-merge directive "
                            f"{directive[-1]!r}: a patch fragment, not linted on its own; "
@@ -88,16 +90,22 @@ def _directives(node: Any, path: Path) -> Iterator[Path]:
 
 
 def _dollar_key(node: Any) -> bool:
-    """Is any mapping key in ``node`` a string starting with ``$`` (free-form maps included)?"""
+    """Is any mapping key in ``node`` a string starting with ``$`` (free-form maps included)?
+    Only containers go on the stack (most values are strings)."""
     stack = [node]
+    push = stack.append
     while stack:
         current = stack.pop()
         if type(current) is dict:
-            if any(type(key) is str and key[:1] == "$" for key in current):
-                return True
-            stack.extend(current.values())
+            for key, value in current.items():
+                if type(key) is str and key[:1] == "$":
+                    return True
+                if type(value) is dict or type(value) is list:
+                    push(value)
         elif type(current) is list:
-            stack.extend(current)
+            for item in current:
+                if type(item) is dict or type(item) is list:
+                    push(item)
     return False
 
 

@@ -23,12 +23,21 @@ from pmanifest.rules import Context, Hit, ObjectContext, Rule, registry
 from pmanifest.schema import DEFAULT_KUBERNETES_VERSION
 from pmanifest.suppress import (
     SUPPRESSION_MARK,
+    Metas,
     annotation_ignores,
     annotation_problems,
     comment_problems,
     inline_ignores,
 )
-from pmanifest.workloads import Workload, api_group, kind_matches, unread, workloads_of
+from pmanifest.workloads import (
+    Workload,
+    annotation_paths,
+    api_group,
+    find,
+    kind_matches,
+    unread,
+    workloads_of,
+)
 
 if TYPE_CHECKING:
     from pmanifest.cluster_request import ClusterRequest
@@ -118,7 +127,7 @@ def lint_file(raw: bytes, file: str, options: LintOptions,
             out.findings.extend(_syntax_findings(file, item.problem, options))
             continue
         _lint_document(Document(file, item.index, item.data, item.positions, lines), rules,
-                       options, out, patch_of)
+                       options, out, patch_of, item.dollar)
     if SUPPRESSION_MARK in text and options.enabled(SUPPRESSION_RULE):
         out.findings.extend(_comment_findings(file, lines, options))
     return FileResult(sorted(out.findings, key=Finding.sort_key), out.objects,
@@ -126,28 +135,31 @@ def lint_file(raw: bytes, file: str, options: LintOptions,
 
 
 def _lint_document(doc: Document, rules: list[Rule], options: LintOptions,
-                   out: _Collected, patch_of: str | None) -> None:
-    checked = []
+                   out: _Collected, patch_of: str | None, dollar: bool = True) -> None:
+    checked: list[tuple[Document, list[tuple[Rule, Hit]], Metas | None]] = []
     whole = []
+    profile = options.profile
     for obj in _objects(doc):
-        found = fragment(obj, patch_of)
+        found = fragment(obj, patch_of, dollar)
         if found is not None:  # a patch fragment: not linted, PM007 says so
             out.fragments += 1
-            checked.append((obj, _fragment_hits(found, options)))
+            checked.append((obj, _fragment_hits(found, options), None))
             continue
-        workloads = workloads_of(obj, options.profile, options.roles)
+        templates = tuple(find(obj.data))  # read once, for the workloads and suppressions
+        workloads = workloads_of(obj, profile, options.roles, templates)
+        metas = annotation_paths(obj, templates)
         out.skipped += unread(obj, workloads)
-        checked.append((obj, _hits(obj, workloads, rules, options)))
+        checked.append((obj, _hits(obj, workloads, metas, rules, options), metas))
         whole.append(obj)
     out.objects += len(whole)
     if options.record_objects:
-        out.labels.extend(ObjectRef(o.kind, o.name, o.namespace).label() for o, _ in checked)
+        out.labels.extend(ObjectRef(o.kind, o.name, o.namespace).label() for o, _, _ in checked)
     # every finding of the document (List items included) is located in one pass
     doc.positions.prefetch(obj.positions.absolute(path)
-                           for obj, hits in checked for _, hit in hits
+                           for obj, hits, _ in checked for _, hit in hits
                            for path in _paths(hit))
-    for obj, hits in checked:
-        out.findings.extend(_findings(obj, hits, options))
+    for obj, hits, known in checked:
+        out.findings.extend(_findings(obj, hits, options, known))
     if options.cluster is not None:  # lint --cluster: the GPU demand of each workload
         _collect_demands(doc, whole, options, out)
 
@@ -204,46 +216,48 @@ def _objects(doc: Document) -> Iterator[Document]:
     yield doc
 
 
-def _hits(doc: Document, workloads: tuple[Workload, ...], rules: list[Rule],
+def _hits(doc: Document, workloads: tuple[Workload, ...], metas: Metas, rules: list[Rule],
           options: LintOptions) -> list[tuple[Rule, Hit]]:
     """What every enabled rule reports about one object. A rule with ``kinds`` sees only
     objects (object rules: the object, or an object embedded in it) or pod templates (workload
     rules) of those kinds; the kind of a template is that of the object holding it (an
     embedded object's own kind). A workload rule with ``roles`` sees only pod templates of
-    those roles."""
+    those roles. Each rule sees the same context (one per object, one per pod template)."""
     profile = options.profile
+    version = options.kubernetes_version
+    # a pod that selects one of the profile's compute classes is governed by theirs
+    contexts = [Context(w, profile.for_pod(w.pod), version) for w in workloads]
+    whole = ObjectContext(doc, workloads, profile, version)
     hits: list[tuple[Rule, Hit]] = []
     for rule in rules:
         assert rule.check is not None
-        kinds = rule.meta.kinds
-        if rule.applies == "object":
-            if kinds and not kind_matches(kinds, api_group(doc), doc.kind) and not any(
-                    kind_matches(kinds, w.group, w.kind) for w in workloads):
-                continue
-            context = ObjectContext(doc, workloads, profile, options.kubernetes_version)
-            hits.extend((rule, hit) for hit in rule.check(context))
+        if rule.applies != "object":
+            _workload_hits(rule, contexts, hits)
             continue
-        hits.extend(_workload_hits(rule, workloads, profile, options.kubernetes_version))
+        kinds = rule.meta.kinds
+        if kinds and not kind_matches(kinds, api_group(doc), doc.kind) and not any(
+                kind_matches(kinds, w.group, w.kind) for w in workloads):
+            continue
+        hits.extend([(rule, hit) for hit in rule.check(whole)])
     if options.enabled(SUPPRESSION_RULE):  # suppressions on the object that suppress nothing
         rule = registry()[SUPPRESSION_RULE]
         hits.extend((rule, Hit(path, message, value=True)) for path, message
-                    in annotation_problems(doc, options.inline_suppressions))
+                    in annotation_problems(doc, options.inline_suppressions, metas))
     return hits
 
 
-def _workload_hits(rule: Rule, workloads: tuple[Workload, ...], profile: Profile,
-                   version: str) -> Iterator[tuple[Rule, Hit]]:
-    """What a workload rule reports about the pod templates of its kinds and roles."""
-    assert rule.check is not None
+def _workload_hits(rule: Rule, contexts: list[Context], hits: list[tuple[Rule, Hit]]) -> None:
+    """Add what a workload rule reports about the pod templates of its kinds and roles."""
+    check = rule.check
+    assert check is not None
     kinds, roles = rule.meta.kinds, rule.meta.roles
-    for workload in workloads:
+    for context in contexts:
+        workload = context.workload
         if kinds and not kind_matches(kinds, workload.group, workload.kind):
             continue
         if roles and workload.role not in roles:
             continue
-        # a pod that selects one of the profile's compute classes is governed by theirs
-        governing = profile.for_pod(workload.pod)
-        yield from ((rule, hit) for hit in rule.check(Context(workload, governing, version)))
+        hits.extend([(rule, hit) for hit in check(context)])
 
 
 def _paths(hit: Hit) -> tuple[tuple[str | int, ...], ...]:
@@ -253,10 +267,11 @@ def _paths(hit: Hit) -> tuple[tuple[str | int, ...], ...]:
     return (hit.path,) if hit.mention is None else (hit.path, hit.mention.path)
 
 
-def _findings(doc: Document, hits: list[tuple[Rule, Hit]], options: LintOptions) -> list[Finding]:
+def _findings(doc: Document, hits: list[tuple[Rule, Hit]], options: LintOptions,
+              metas: Metas | None = None) -> list[Finding]:
     """Hits, less the suppressed ones, as findings at their positions."""
     honoured = options.inline_suppressions
-    ignored = annotation_ignores(doc) if hits and honoured else set()
+    ignored = annotation_ignores(doc, metas) if hits and honoured else set()
     out = []
     for rule, hit in hits:
         if rule.meta.id in ignored:

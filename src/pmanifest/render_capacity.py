@@ -28,7 +28,7 @@ from pmanifest.cluster_request import ClusterRequest
 from pmanifest.demand import Demand, demand_of
 from pmanifest.document import Document, Path, Positions
 from pmanifest.profile import Profile
-from pmanifest.rules.capacity import RULES
+from pmanifest.rules.capacity import rules_by_kind
 from pmanifest.spec import Spec, WorkloadSpec
 from pmanifest.workloads import workloads_of
 
@@ -60,7 +60,7 @@ def check_fit(spec: Spec, owned: list[tuple[WorkloadSpec, dict[str, Any]]],
     for shortfall in found:
         workload = shortfall.demand.ref
         pos = spec.positions.value_at(_field(spec, workload, (*_PODS, _GPUS)))
-        meta = lookup(RULES[shortfall.kind])
+        meta = lookup(rules_by_kind()[shortfall.kind])
         tag = f"{meta.id}[{meta.slug}] " if meta is not None else ""
         warnings.append(f"{spec.file}:{pos.line}:{pos.column}: warning: {tag}"
                         f"{shortfall.message}")

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
-
 import click
 
 from pmanifest.atomic import (
@@ -86,6 +84,8 @@ def check_drift(rendered: str, committed_path: str) -> str:
     committed = raw.decode("utf-8", errors="replace").replace("\r\n", "\n")
     if committed == rendered:
         return ""
+    import difflib  # only for render --check with a drifted file
+
     lines = difflib.unified_diff(
         committed.splitlines(keepends=True), rendered.splitlines(keepends=True),
         fromfile=f"{committed_path} (committed)", tofile=f"{committed_path} (rendered now)",

@@ -20,15 +20,17 @@ import pathlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pmanifest.document import Path
 from pmanifest.errors import ConfigError
-from pmanifest.jsonerrors import Words, describe, json_type
+
+if TYPE_CHECKING:  # the error translator is imported when an object is invalid
+    from pmanifest.jsonerrors import Words
 
 DEFAULT_KUBERNETES_VERSION = "1.31"
-__all__ = ["DEFAULT_KUBERNETES_VERSION", "SERVER_DEFAULTED", "SchemaProblem", "json_type",
-           "resolve_version", "supported_versions", "validate", "version_tuple"]
+__all__ = ["DEFAULT_KUBERNETES_VERSION", "SERVER_DEFAULTED", "SchemaProblem", "resolve_version",
+           "supported_versions", "validate", "version_tuple"]
 
 # (definition, field) -> why a manifest may omit it although some versions' OpenAPI marks it
 # required (the versions are those of kubernetes-validate's schemas; see tests/test_schema.py).
@@ -204,6 +206,8 @@ def validate(obj: dict[str, Any], version: str) -> list[SchemaProblem]:
     validator = validator_for(version, api_version, kind)
     if validator is None:
         return []
+    from pmanifest.jsonerrors import describe
+
     words = _words(version)
     problems = [SchemaProblem(v.path, v.message)
                 for error in validator.iter_errors(obj) for v in describe(error, words)]
@@ -225,6 +229,8 @@ _LEVELS = (  # where a field may belong, in the order a hint names them
 
 @functools.cache
 def _words(version: str) -> Words:
+    from pmanifest.jsonerrors import Words
+
     definitions = _definitions(version)
     levels = [(set(definitions.get(name, {}).get("properties", {})), where)
               for name, where in _LEVELS]

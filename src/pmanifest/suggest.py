@@ -3,7 +3,6 @@ names, profiles, spec keys and values, schema fields)."""
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
 
 CUTOFF = 0.6
@@ -11,6 +10,8 @@ CUTOFF = 0.6
 
 def close_match(word: str, choices: Iterable[str], cutoff: float = CUTOFF) -> str | None:
     """The choice closest to ``word``, or None when nothing is close enough."""
+    import difflib  # only when a name is unknown (not on every run's start-up)
+
     found = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1, cutoff=cutoff)
     return found[0] if found else None
 

@@ -36,19 +36,22 @@ def rule_ids(names: str) -> set[str]:
     return out
 
 
-def annotation_ignores(doc: Document) -> set[str]:
+Metas = tuple[Path, ...]  # the metadata paths that speak for an object (annotation_paths)
+
+
+def annotation_ignores(doc: Document, metas: Metas | None = None) -> set[str]:
     """Rules ignored by the annotation on the object, on any of its pod templates or on an
-    object embedded in it."""
+    object embedded in it (``metas``: ``annotation_paths(doc)``, when the caller has it)."""
     ignored: set[str] = set()
-    for _, value in ignore_annotations(doc):
+    for _, value in ignore_annotations(doc, metas):
         ignored |= rule_ids(value)
     return ignored
 
 
-def ignore_annotations(doc: Document) -> Iterator[tuple[Path, str]]:
+def ignore_annotations(doc: Document, metas: Metas | None = None) -> Iterator[tuple[Path, str]]:
     """(path, value) of every ignore annotation: on the object, its pod templates and the
     objects embedded in it."""
-    for meta in annotation_paths(doc):
+    for meta in annotation_paths(doc) if metas is None else metas:
         path = (*meta, "annotations")
         node = get(doc.data, path)
         value = node.get(IGNORE_ANNOTATION) if isinstance(node, dict) else None
@@ -73,10 +76,11 @@ def _unknown_message(where: str, name: str) -> str:
             "nothing; `pmanifest rules` lists the ids and slugs")
 
 
-def annotation_problems(doc: Document, honoured: bool) -> Iterator[tuple[Path, str]]:
+def annotation_problems(doc: Document, honoured: bool,
+                        metas: Metas | None = None) -> Iterator[tuple[Path, str]]:
     """(path, message) of every ignore annotation that suppresses nothing: it names no rule,
     or suppressions in manifests are turned off (``honoured`` is False)."""
-    for path, value in ignore_annotations(doc):
+    for path, value in ignore_annotations(doc, metas):
         if not honoured:
             yield path, f"{IGNORE_ANNOTATION} is not honoured: {_OFF}"
             continue

@@ -21,7 +21,7 @@ A template's role, first found wins:
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pmanifest.contract import ROLE_LABEL, ROLES
@@ -41,8 +41,8 @@ from pmanifest.workload_kinds import (
     stateful_image,
 )
 
-__all__ = ["JOB_SPEC_PATHS", "Container", "Workload", "annotation_paths", "api_group", "get",
-           "kind_matches", "mapping", "pod_paths", "role_of", "sequence", "unread",
+__all__ = ["JOB_SPEC_PATHS", "Container", "Workload", "annotation_paths", "api_group", "find",
+           "get", "kind_matches", "mapping", "pod_paths", "role_of", "sequence", "unread",
            "workloads_of"]
 
 JOB_SPEC_PATHS: dict[str, Path] = {"Job": ("spec",), "CronJob": ("spec", "jobTemplate", "spec")}
@@ -87,6 +87,9 @@ class Workload:
     owner: Path = ()  # the object holding the template: () or an embedded object's path
     template: Template = GENERIC  # the table's entry (its pod counts, for the capacity checks)
     runs: bool = True  # False: its kind is a template for others to run (a TrainingRuntime)
+    # what several rules derive from the template (rules.shells: its containers' shells),
+    # worked out by the first rule that asks; it lives and dies with the template
+    memo: dict[str, Any] = field(default_factory=dict, init=False, compare=False, repr=False)
 
     @property
     def is_job(self) -> bool:
@@ -184,14 +187,16 @@ def role_of(data: Any, found: Found, roles: Roles = ()) -> tuple[str, bool]:
     return template.role, False
 
 
-def workloads_of(doc: Document, profile: Profile, roles: Roles = ()) -> tuple[Workload, ...]:
+def workloads_of(doc: Document, profile: Profile, roles: Roles = (),
+                 templates: tuple[Found, ...] | None = None) -> tuple[Workload, ...]:
     """The pod templates of a document with their roles: none for most kinds (and for a pod
     template that is not a mapping), one per template found. An override that is merged into
     a pod spec the manifest does not show (a TrainJob's runtime patch) is only kept when it
     confines its pods to preemptible nodes by itself: anything else depends on what it is
-    merged into."""
+    merged into. ``templates``: what ``find`` says of ``doc`` when the caller has it already
+    (the engine reads each object's templates once, for this and ``annotation_paths``)."""
     out = []
-    for found in find(doc.data):
+    for found in find(doc.data) if templates is None else templates:
         placement = placement_of(found.pod, profile, found.pod_path)
         if found.template.partial and not placement.only_preemptible:
             continue
@@ -239,11 +244,13 @@ def pod_paths(doc: Document) -> tuple[Path, ...]:
     return tuple(found.pod_path for found in find(doc.data))
 
 
-def annotation_paths(doc: Document) -> tuple[Path, ...]:
+def annotation_paths(doc: Document,
+                     templates: tuple[Found, ...] | None = None) -> tuple[Path, ...]:
     """The metadata whose annotations speak for the object: its own, its pod templates' and
-    those of objects embedded in it (suppressions are read there)."""
+    those of objects embedded in it (suppressions are read there). ``templates``: as for
+    ``workloads_of``."""
     paths: dict[Path, None] = {("metadata",): None}
-    for found in find(doc.data):
+    for found in find(doc.data) if templates is None else templates:
         paths[(*found.owner, "metadata")] = None
         paths[found.meta_path] = None
         if found.also_meta_path is not None:

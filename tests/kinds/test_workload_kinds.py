@@ -136,5 +136,9 @@ def test_pod_paths_agree_with_workloads_on_every_case_manifest() -> None:
         assert all(f.template.partial for f in find(data) if f.pod_path not in judged)
         metas = set(annotation_paths(doc))
         assert all(w.meta_path in metas for w in workloads_of(doc, profile))
+        # the engine reads the templates once and hands them to both: the same answers
+        templates = tuple(find(data))
+        assert workloads_of(doc, profile, (), templates) == workloads_of(doc, profile)
+        assert annotation_paths(doc, templates) == annotation_paths(doc)
         seen += len(judged)
     assert seen > 80

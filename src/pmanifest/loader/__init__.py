@@ -20,8 +20,9 @@ from typing import Any
 import yaml
 
 from pmanifest.document import Path, Positions, RawTables
-from pmanifest.loader.builder import LOCATE_ABOVE, MAX_DEPTH, YamlProblem, _Builder
+from pmanifest.loader.builder import LOCATE_ABOVE, MAX_DEPTH, _Builder
 from pmanifest.loader.events import FAST_LOADER
+from pmanifest.loader.parts import YamlProblem
 
 __all__ = ["MAX_DEPTH", "Broken", "Loaded", "YamlProblem", "decode", "load_documents",
            "load_single", "split_documents"]
@@ -37,6 +38,9 @@ class Loaded:
     data: Any
     positions: Positions
     start_line: int
+    # False: no string in the document can start with "$" (its text has no "$", nor an escape
+    # that writes one), so it holds no strategic-merge directive (see pmanifest.fragments)
+    dollar: bool = True
 
 
 @dataclass(frozen=True)
@@ -103,7 +107,7 @@ def load_documents(text: str) -> Iterator[Loaded | Broken]:
                 positions = Positions(locate=tables)
             else:
                 positions = Positions(build=tables)
-            yield Loaded(index, data, positions, first_line + 1)
+            yield Loaded(index, data, positions, first_line + 1, _may_hold_dollar(chunk))
         index += 1
 
 
@@ -149,6 +153,14 @@ def _hinted(problem: YamlProblem, chunk: str, first_line: int) -> YamlProblem:
         problem.templated = any(m.group() == "{{" for text in lines
                                 for m in _PLAIN_SCAN.finditer(text))
     return problem
+
+
+# "$" as a double-quoted scalar writes it when not as itself (hex digits only: no case)
+_DOLLAR_ESCAPE = re.compile(r"\\(?:x24|u0024|U00000024)")
+
+
+def _may_hold_dollar(chunk: str) -> bool:
+    return "$" in chunk or ("\\" in chunk and _DOLLAR_ESCAPE.search(chunk) is not None)
 
 
 def _only_directives(chunk: str) -> bool:

@@ -16,7 +16,6 @@ from yaml.events import (
     ScalarEvent,
     SequenceEndEvent,
     SequenceStartEvent,
-    StreamEndEvent,
 )
 from yaml.nodes import ScalarNode
 
@@ -32,6 +31,7 @@ from pmanifest.loader.events import (
     needs_python_parser,
     resolve_plain,
 )
+from pmanifest.loader.parts import Discard, Wanted, YamlProblem, too_deep
 
 MAX_DEPTH = 200
 # Above this many characters a document's positions are looked up path by path (a second
@@ -44,35 +44,6 @@ MAX_ALIAS_EXPANSION = 100_000
 # manifest reaches (a 12 MB List of 40,000 Pods uses about 7M cells).
 MAX_CELLS_PER_CHAR = 4
 MIN_MAX_CELLS = 4_000_000
-
-class YamlProblem(Exception):
-    """Why a document could not be turned into data, with its 1-based position."""
-
-    def __init__(self, message: str, line: int, column: int) -> None:
-        super().__init__(message)
-        self.message = message
-        self.line = line
-        self.column = column
-        self.templated = False  # the document holds ``{{ }}``: callers may say what it means
-
-
-class _Discard(dict[Any, Any]):
-    """A table that keeps nothing: the builder's sink when only the data is wanted."""
-
-    def __setitem__(self, key: Any, value: Any) -> None:
-        pass
-
-
-class _Wanted(dict[Any, Any]):
-    """A table that keeps only the paths asked for."""
-
-    def __init__(self, wanted: frozenset[Path]) -> None:
-        super().__init__()
-        self.wanted = wanted
-
-    def __setitem__(self, key: Any, value: Any) -> None:
-        if key in self.wanted:
-            super().__setitem__(key, value)
 
 
 class _Frame:
@@ -87,7 +58,7 @@ class _Frame:
         self.anchor = anchor
         self.pending_key: Any = _NO_KEY  # mappings: the key waiting for its value
         self.key: Any = None
-        self.merges: list[dict[Any, Any]] = []
+        self.merges: list[dict[Any, Any]] | None = None  # what `<<` merges in, if any
         self.size = 1  # nodes in this subtree, alias expansions included
         self.depth = len(path) + 1  # path length (cells) of each child
         self.height = 1  # container levels in this subtree, aliased values included
@@ -95,6 +66,12 @@ class _Frame:
 
 _NO_KEY = object()
 _MERGE = object()
+_MAP, _SEQ = TAG + "map", TAG + "seq"
+_NONSPECIFIC = (None, "!")  # tags that leave a scalar's tag to resolution
+
+
+def _skip(event: Any) -> None:
+    """Stream and document events: nothing to build."""
 
 
 class _Anchor(NamedTuple):
@@ -114,7 +91,7 @@ class _Builder:
     no recursion anywhere, so deep nesting fails cleanly at MAX_DEPTH instead of overflowing
     the C stack; aliases share the anchored value and count its size against a budget.
     The common event (a plain or quoted string as a mapping key or value) is handled inline in
-    ``run``: this loop is most of the cost of linting.
+    ``data_only``: that loop is most of the cost of linting.
     """
 
     def __init__(
@@ -129,9 +106,9 @@ class _Builder:
     def reset(self) -> None:
         """Empty tables and state, for a (second) parse."""
         if not self.record:
-            table: Callable[[], dict[Any, Any]] = _Discard
+            table: Callable[[], dict[Any, Any]] = Discard
         elif self.wanted is not None:  # only these paths (a very large document)
-            table = functools.partial(_Wanted, self.wanted)
+            table = functools.partial(Wanted, self.wanted)
         else:
             table = dict
         self.keys: dict[Path, tuple[int, int]] = table()
@@ -164,33 +141,12 @@ class _Builder:
     def parse(self, chunk: str) -> tuple[Any, Positions] | None:
         self.max_cells = max(MIN_MAX_CELLS, MAX_CELLS_PER_CHAR * len(chunk))
         parser = self.loader(chunk)
-        handlers: dict[type, Callable[[Any], None]] = {
-            MappingStartEvent: self.start, SequenceStartEvent: self.start,
-            MappingEndEvent: self.end, SequenceEndEvent: self.end, AliasEvent: self.alias,
-        }
-        event: Any = None
+        self.last: Any = None
         try:
-            stack = self.stack
-            string = self.string
-            resolve = resolve_plain
-            for event in iter(parser.get_event, None):
-                kind = type(event)
-                if kind is ScalarEvent:
-                    # the common event, inline: a plain or quoted string as a key or value
-                    if stack and not event.anchor and type(stack[-1].value) is dict:
-                        tag = event.tag
-                        if tag is None or tag == "!":
-                            tag = resolve(event.value, event.implicit)
-                        if tag == STR and string(stack[-1], event):
-                            continue
-                    self.scalar(event)
-                elif kind is StreamEndEvent:
-                    break
-                elif kind in handlers:
-                    handlers[kind](event)
+            (self.recorded if self.record else self.data_only)(parser)
         except yaml.MarkedYAMLError as exc:
             if "nesting depth" in str(exc.problem):  # libyaml's own limit (>= 6.0.4)
-                raise self.too_deep(chunk, event, exc) from None
+                raise self.too_deep(chunk, self.last, exc) from None
             raise
         finally:
             parser.dispose()
@@ -198,8 +154,71 @@ class _Builder:
             return None
         return self.root, Positions(self.keys, self.values, self.scalars)
 
+    def handlers(self) -> dict[type, Callable[[Any], None]]:
+        return {MappingStartEvent: self.start, SequenceStartEvent: self.start,
+                MappingEndEvent: self.end, SequenceEndEvent: self.end, AliasEvent: self.alias}
+
+    def data_only(self, parser: Any) -> None:
+        """The event loop of the first parse (data, no positions): most of the cost of
+        linting. The common event, a plain or quoted string as a mapping key or value, is
+        handled inline."""
+        stack = self.stack
+        handler = self.handlers().get
+        resolve = resolve_plain
+        event: Any = None
+        try:
+            for event in iter(parser.get_event, None):
+                kind = type(event)
+                if kind is not ScalarEvent:
+                    handler(kind, _skip)(event)
+                    continue
+                frame = stack[-1] if stack else None
+                tag = event.tag
+                if tag in _NONSPECIFIC:
+                    tag = resolve(event.value, event.implicit)
+                if frame is None or tag != STR or event.anchor or type(frame.value) is not dict \
+                        or frame.pending_key is _MERGE:
+                    self.scalar(event)
+                elif frame.pending_key is _NO_KEY:  # a string key
+                    key = event.value
+                    if key in frame.value:
+                        raise YamlProblem(f"duplicate key {key!r}", *self.pos(event.start_mark))
+                    frame.pending_key = key
+                else:  # a string value
+                    frame.value[frame.pending_key] = event.value
+                    frame.size += 1
+                    frame.pending_key = _NO_KEY
+                    self.cells += frame.depth
+                    if self.cells > self.max_cells:
+                        raise self.too_big(event.start_mark)
+        except yaml.MarkedYAMLError:
+            self.last = event  # the last event received, for the depth error's position
+            raise
+
+    def recorded(self, parser: Any) -> None:
+        """The event loop of a parse that records positions (strings through ``string``)."""
+        handler = self.handlers().get
+        stack = self.stack
+        string = self.string
+        event: Any = None
+        try:
+            for event in iter(parser.get_event, None):
+                if type(event) is not ScalarEvent:
+                    handler(type(event), _skip)(event)
+                    continue
+                if stack and not event.anchor and type(stack[-1].value) is dict:
+                    tag = event.tag
+                    if tag in _NONSPECIFIC:
+                        tag = resolve_plain(event.value, event.implicit)
+                    if tag == STR and string(stack[-1], event):
+                        continue
+                self.scalar(event)
+        except yaml.MarkedYAMLError:
+            self.last = event
+            raise
+
     def string(self, frame: _Frame, event: Any) -> bool:
-        """A string key, or a string value, of the mapping being built (False: a merge)."""
+        """A string key or value of the mapping being built, and its position (False: a merge)."""
         mark = event.start_mark
         where = (mark.line + self.offset + 1, mark.column + 1)
         pending = frame.pending_key
@@ -208,15 +227,13 @@ class _Builder:
             if key in frame.value:
                 raise YamlProblem(f"duplicate key {key!r}", *where)
             frame.pending_key = key
-            if self.record:
-                self.keys[(*frame.path, key)] = where
+            self.keys[(*frame.path, key)] = where
             return True
         if pending is _MERGE:
             return False
-        if self.record:
-            path = (*frame.path, pending)
-            self.values[path] = where
-            self.scalars[path] = (where[0], where[1], event.style or None)
+        path = (*frame.path, pending)
+        self.values[path] = where
+        self.scalars[path] = (where[0], where[1], event.style or None)
         frame.value[pending] = event.value
         frame.size += 1
         frame.pending_key = _NO_KEY
@@ -237,7 +254,8 @@ class _Builder:
             raise self.too_big(start_mark)
         if isinstance(frame.value, list):
             path = (*frame.path, len(frame.value))
-            self.keys[path] = self.raw_pos(start_mark)
+            if self.record:  # (a data-only parse records nothing)
+                self.keys[path] = self.raw_pos(start_mark)
             return path, True
         if frame.pending_key is _NO_KEY:
             return frame.path, False
@@ -245,54 +263,32 @@ class _Builder:
         return (frame.path if key is _MERGE else (*frame.path, key)), True
 
     def too_deep(self, chunk: str, last: Any, exc: Any) -> YamlProblem:
-        """Our depth limit, where libyaml's own (deeper) one stopped its look-ahead first: the
-        opening bracket that takes the document past MAX_DEPTH, counted from the last event
-        received, so the report does not depend on the libyaml version."""
-        message = f"document is nested more than {MAX_DEPTH} levels deep"
-        start = last.end_mark.index if last is not None else 0
-        spare = MAX_DEPTH + 1 - len(self.stack)
-        depth, quote, i = 0, "", start
-        while i < len(chunk) and spare > 0:
-            char = chunk[i]
-            if quote:
-                if char == "\\" and quote == '"':
-                    i += 1
-                elif char == quote:
-                    quote = ""
-            elif char in "'\"":
-                quote = char
-            elif char in "[{":
-                depth += 1
-                if depth == spare:
-                    line = chunk.count("\n", 0, i)
-                    column = i - (chunk.rfind("\n", 0, i) + 1)
-                    return YamlProblem(message, line + self.offset + 1, column + 1)
-            elif char in "]}":
-                depth -= 1
-            i += 1
-        mark = exc.problem_mark
-        return YamlProblem(message, *(self.pos(mark) if mark is not None else (1, 1)))
+        return too_deep(chunk, last, exc, MAX_DEPTH + 1 - len(self.stack), self.offset,
+                        MAX_DEPTH)
 
     def too_big(self, mark: Any) -> YamlProblem:
         return YamlProblem(f"document too large for its nesting depth (more than "
                            f"{self.max_cells:,} path entries; a YAML bomb?)", *self.pos(mark))
 
     def attach(self, value: Any, size: int, mark: Any, height: int = 0) -> None:
+        """Attach ``size`` nodes of ``height`` levels (0: a scalar; merged: not one more)."""
         if not self.stack:
             self.root = value
             return
         frame = self.stack[-1]
         frame.size += size
-        merging = frame.pending_key is _MERGE and not isinstance(frame.value, list)
-        frame.height = max(frame.height, height if merging else height + 1)
-        if isinstance(frame.value, list):
+        if type(frame.value) is list:
             frame.value.append(value)
-            return
-        if merging:
+        elif frame.pending_key is _MERGE:
+            frame.height = max(frame.height, height)
             self.merge(frame, value, mark)
+            frame.pending_key = _NO_KEY
+            return
         else:
             frame.value[frame.pending_key] = value
-        frame.pending_key = _NO_KEY
+            frame.pending_key = _NO_KEY
+        if height >= frame.height:
+            frame.height = height + 1
 
     def set_key(self, frame: _Frame, key: Any, mark: Any) -> None:
         if not isinstance(frame.value, dict):  # pragma: no cover - lists have no keys
@@ -300,15 +296,17 @@ class _Builder:
         if key in frame.value:
             raise YamlProblem(f"duplicate key {key!r}", *self.pos(mark))
         frame.pending_key = key
-        self.keys[(*frame.path, key)] = self.raw_pos(mark)
+        if self.record:
+            self.keys[(*frame.path, key)] = self.raw_pos(mark)
 
     def merge(self, frame: _Frame, value: Any, mark: Any) -> None:
         sources = value if isinstance(value, list) else [value]
-        for source in sources:
-            if not isinstance(source, dict):
-                raise YamlProblem("a merge key (<<) needs a mapping or a list of mappings",
-                                  *self.pos(mark))
-            frame.merges.append(source)
+        if not all(isinstance(source, dict) for source in sources):
+            raise YamlProblem("a merge key (<<) needs a mapping or a list of mappings",
+                              *self.pos(mark))
+        if frame.merges is None:
+            frame.merges = []
+        frame.merges.extend(sources)
 
     # -- events ------------------------------------------------------------------------------
     def scalar(self, event: Any) -> None:
@@ -327,10 +325,11 @@ class _Builder:
                 self.anchors[event.anchor] = _Anchor(value, 1, 0, key)
             self.set_key(frame, key, event.start_mark)
             return
-        where = self.raw_pos(event.start_mark)
-        self.values[path] = where
-        if tag in PLAIN_TAGS:
-            self.scalars[path] = (where[0], where[1], event.style or None)
+        if self.record:
+            where = self.raw_pos(event.start_mark)
+            self.values[path] = where
+            if tag in PLAIN_TAGS:
+                self.scalars[path] = (where[0], where[1], event.style or None)
         value = self.convert(tag, event)
         if event.anchor:
             self.anchors[event.anchor] = _Anchor(value, 1, 0, as_key(value, event.value))
@@ -355,10 +354,10 @@ class _Builder:
         if len(self.stack) >= MAX_DEPTH:
             raise YamlProblem(f"document is nested more than {MAX_DEPTH} levels deep",
                               *self.pos(event.start_mark))
-        expected = TAG + ("map" if is_mapping else "seq")
-        if event.tag not in (None, "!", expected):
+        if event.tag is not None and event.tag not in ("!", _MAP if is_mapping else _SEQ):
             raise YamlProblem(f"unsupported YAML tag {event.tag!r}", *self.pos(event.start_mark))
-        self.values[path] = self.raw_pos(event.start_mark)
+        if self.record:
+            self.values[path] = self.raw_pos(event.start_mark)
         container: dict[Any, Any] | list[Any] = {} if is_mapping else []
         frame = _Frame(container, path, event.anchor)
         frame.key = event.start_mark
@@ -395,6 +394,7 @@ class _Builder:
         if len(self.stack) + anchor.height - merged > MAX_DEPTH:
             raise YamlProblem(f"document is nested more than {MAX_DEPTH} levels deep through "
                               f"alias *{event.anchor}", *self.pos(event.start_mark))
-        self.values[path] = self.raw_pos(event.start_mark)
+        if self.record:
+            self.values[path] = self.raw_pos(event.start_mark)
         self.attach(anchor.value, anchor.size, event.start_mark, anchor.height)
 

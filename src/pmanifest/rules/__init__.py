@@ -26,10 +26,9 @@ import importlib
 import pkgutil
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pmanifest import catalogue
-from pmanifest.capacity import Capacity, Shortfall, shortfalls
 from pmanifest.catalogue import (
     APPLIES,
     PLUGIN_GROUP,
@@ -40,13 +39,16 @@ from pmanifest.catalogue import (
     RuleMeta,
     plugins_declared,
 )
-from pmanifest.cluster_request import ClusterRequest
-from pmanifest.demand import Demand
 from pmanifest.document import Document, Fix, Path, Pos
 from pmanifest.errors import ConfigError
 from pmanifest.profile import Profile
 from pmanifest.shell.facts import Loc
 from pmanifest.workloads import Workload
+
+if TYPE_CHECKING:  # what only cluster and whole-input checks see (imported when they run)
+    from pmanifest.capacity import Capacity, Shortfall
+    from pmanifest.cluster_request import ClusterRequest
+    from pmanifest.demand import Demand
 
 __all__ = ["RULE_ID", "SEVERITIES", "SLUG", "ClusterContext", "Context", "Fix", "Hit",
            "InputContext", "InputHit", "Mention", "ObjectContext",
@@ -133,6 +135,8 @@ class InputContext:
     @property
     def shortfalls(self) -> list[Shortfall]:
         if self._shortfalls is None:
+            from pmanifest.capacity import shortfalls
+
             self._shortfalls = shortfalls(self.demands, self.capacity)
         return self._shortfalls
 

@@ -6,47 +6,55 @@ node, else its pod count (``replicas``, ``parallelism``).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 
-from pmanifest.capacity import (
-    ALLOCATED_SHORT,
-    POD_TOO_LARGE,
-    ROLLOUT,
-    STANDARD_SHORT,
-    TARGET_SHORT,
-)
 from pmanifest.rules import InputContext, InputHit, rule
 
-RULES = {POD_TOO_LARGE: "PM510", STANDARD_SHORT: "PM511", ROLLOUT: "PM512",
-         TARGET_SHORT: "PM513", ALLOCATED_SHORT: "PM514"}  # the rule of each shortfall
+
+@functools.cache
+def rules_by_kind() -> dict[str, str]:
+    """The rule of each kind of shortfall (the capacity model is imported when it is used:
+    a lint run without --cluster registers these checks but never runs them)."""
+    from pmanifest.capacity import (
+        ALLOCATED_SHORT,
+        POD_TOO_LARGE,
+        ROLLOUT,
+        STANDARD_SHORT,
+        TARGET_SHORT,
+    )
+
+    return {POD_TOO_LARGE: "PM510", STANDARD_SHORT: "PM511", ROLLOUT: "PM512",
+            TARGET_SHORT: "PM513", ALLOCATED_SHORT: "PM514"}
 
 
-def _of_kind(ctx: InputContext, kind: str, at: str = "pods") -> Iterator[InputHit]:
+def _of_rule(ctx: InputContext, rule_id: str, at: str = "pods") -> Iterator[InputHit]:
+    rules = rules_by_kind()
     for shortfall in ctx.shortfalls:
-        if shortfall.kind == kind:
+        if rules.get(shortfall.kind) == rule_id:
             yield InputHit(shortfall.demand, shortfall.message, at)
 
 
 @rule("PM510")
 def pod_larger_than_node(ctx: InputContext) -> Iterator[InputHit]:
-    yield from _of_kind(ctx, POD_TOO_LARGE, at="gpus")
+    yield from _of_rule(ctx, "PM510", at="gpus")
 
 
 @rule("PM511")
 def standard_capacity_exceeded(ctx: InputContext) -> Iterator[InputHit]:
-    yield from _of_kind(ctx, STANDARD_SHORT)
+    yield from _of_rule(ctx, "PM511")
 
 
 @rule("PM512")
 def rollout_cannot_surge(ctx: InputContext) -> Iterator[InputHit]:
-    yield from _of_kind(ctx, ROLLOUT)
+    yield from _of_rule(ctx, "PM512")
 
 
 @rule("PM513")
 def preemptible_demand_over_target(ctx: InputContext) -> Iterator[InputHit]:
-    yield from _of_kind(ctx, TARGET_SHORT)
+    yield from _of_rule(ctx, "PM513")
 
 
 @rule("PM514")
 def preemptible_demand_over_allocation(ctx: InputContext) -> Iterator[InputHit]:
-    yield from _of_kind(ctx, ALLOCATED_SHORT)
+    yield from _of_rule(ctx, "PM514")

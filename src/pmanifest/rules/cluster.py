@@ -25,11 +25,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pmanifest.cluster_request import CREATE, KNOWN_FIELDS, READ, ClusterRequest
 from pmanifest.rules import ClusterContext, Hit, rule
 from pmanifest.suggest import close_match
+
+if TYPE_CHECKING:  # imported where a check runs: lint registers these but never runs them
+    from pmanifest.cluster_request import ClusterRequest
 
 MULTIPLE = 8  # the seed: num_preemptible_gpus must be a multiple of 8
 FAR_BELOW = 0.5  # PM505: allocated under half the target
@@ -41,6 +43,8 @@ COMMAND_FIELDS = frozenset({
 
 
 def target_field(request: ClusterRequest) -> str:
+    from pmanifest.cluster_request import READ
+
     return "desired_preemptible_gpus" if request.kind == READ else "num_preemptible_gpus"
 
 
@@ -96,6 +100,8 @@ def not_multiple_of_8(ctx: ClusterContext) -> Iterator[Hit]:
 
 @rule("PM502")
 def no_project(ctx: ClusterContext) -> Iterator[Hit]:
+    from pmanifest.cluster_request import CREATE
+
     request = ctx.request
     target = _target(request)
     if request.kind != CREATE or target is None or target <= 0:
@@ -111,6 +117,8 @@ def no_project(ctx: ClusterContext) -> Iterator[Hit]:
 
 @rule("PM503")
 def no_standard_node(ctx: ClusterContext) -> Iterator[Hit]:
+    from pmanifest.cluster_request import CREATE
+
     request = ctx.request
     if "num_gpus" not in request.fields:
         if request.kind == CREATE:  # an update keeps the current standard count
@@ -140,6 +148,8 @@ def slurm_with_preemptible(ctx: ClusterContext) -> Iterator[Hit]:
 
 @rule("PM505")
 def allocation_far_below(ctx: ClusterContext) -> Iterator[Hit]:
+    from pmanifest.cluster_request import READ
+
     request = ctx.request
     if request.kind != READ:
         return
@@ -155,6 +165,8 @@ def allocation_far_below(ctx: ClusterContext) -> Iterator[Hit]:
 
 @rule("PM506")
 def unknown_field(ctx: ClusterContext) -> Iterator[Hit]:
+    from pmanifest.cluster_request import KNOWN_FIELDS
+
     request = ctx.request
     command = request.form == "command"
     known = COMMAND_FIELDS if command else KNOWN_FIELDS

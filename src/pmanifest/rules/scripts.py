@@ -2,31 +2,33 @@
 
 The shell analysis gives up on scripts past its budget (functions that call each other into an
 exponential number of steps) or its nesting bound; their facts are empty, so the shell rules
-stay silent on them. This rule says so instead of letting the silence pass for a clean bill."""
+stay silent on them. This rule says so instead of letting the silence pass for a clean bill.
+The scripts are those the checkpoint rules read (:func:`pmanifest.rules.shells.shells_of`)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
+from pmanifest.document import Path
 from pmanifest.rules import Context, Hit, rule
-from pmanifest.shell import analyse, container_script, prestop_of
+from pmanifest.rules.shells import shells_of
+from pmanifest.shell import ScriptFacts, analyse
 
 
 @rule("PM006")
 def script_not_analysed(ctx: Context) -> Iterator[Hit]:
-    for container in ctx.workload.containers():
-        scripts = []
-        found = container_script(container.data)
-        if found is not None and isinstance(found[1], str):
-            scripts.append(("script", found))
-        prestop = prestop_of(container.data)
+    for shell in shells_of(ctx.workload):
+        scripts: list[tuple[str, Path, ScriptFacts]] = []
+        if shell.script_path is not None:
+            scripts.append(("script", shell.script_path, shell.facts))
+        prestop = shell.prestop
         if prestop is not None and prestop.script is not None:
-            scripts.append(("preStop hook", prestop.script))
-        for what, (path, text) in scripts:
-            opaque = analyse(text).opaque
-            if opaque:
-                yield Hit((*container.path, *path),
-                          f"the {what} of container {container.name!r} was not analysed "
-                          f"({opaque}): the shell rules cannot tell what it does on SIGTERM; "
-                          "move the logic into a file the image runs, or simplify it",
+            path, text = prestop.script
+            scripts.append(("preStop hook", (*shell.container.path, *path), analyse(text)))
+        for what, where, facts in scripts:
+            if facts.opaque:
+                yield Hit(where,
+                          f"the {what} of container {shell.container.name!r} was not analysed "
+                          f"({facts.opaque}): the shell rules cannot tell what it does on "
+                          "SIGTERM; move the logic into a file the image runs, or simplify it",
                           value=True)

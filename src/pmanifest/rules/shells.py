@@ -1,5 +1,5 @@
-"""The shell facts of a pod template's containers, read once for every checkpoint rule
-(PM201-PM203, PM301-PM306): each container's script and preStop hook through
+"""The shell facts of a pod template's containers, read once for every rule that reads scripts
+(PM006, PM201-PM203, PM301-PM306): each container's script and preStop hook through
 :mod:`pmanifest.shell`, and whether the pod checkpoints at all (:func:`checkpoints`)."""
 
 from __future__ import annotations
@@ -64,22 +64,12 @@ class Shell:
         return (*self.container.path, *self.prestop.path)
 
 
-# the shells of the last pod templates seen: every rule of this family asks for them, so each
-# template's scripts are read once (keyed by identity: templates live while their object is
-# linted; the entry holds the template, so an id is never reused while it is cached)
-_SEEN: dict[int, tuple[Workload, tuple[Shell, ...]]] = {}
-_SEEN_MAX = 64
-
-
 def shells_of(workload: Workload) -> tuple[Shell, ...]:
-    """The shell facts of every container of ``workload``, init containers included."""
-    seen = _SEEN.get(id(workload))
-    if seen is not None and seen[0] is workload:
-        return seen[1]
-    if len(_SEEN) >= _SEEN_MAX:
-        _SEEN.clear()
-    found = tuple(_read_shells(workload))
-    _SEEN[id(workload)] = (workload, found)
+    """The shell facts of every container of ``workload``, init containers included (read
+    once per template: every rule of this family asks for them)."""
+    found: tuple[Shell, ...] | None = workload.memo.get("shells")
+    if found is None:
+        found = workload.memo["shells"] = tuple(_read_shells(workload))
     return found
 
 
