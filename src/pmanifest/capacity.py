@@ -39,6 +39,8 @@ TARGET_SHORT, ALLOCATED_SHORT = "preemptible-target", "preemptible-allocated"
 
 @dataclass(frozen=True)
 class Capacity:
+    """A cluster's GPUs by pool, as its request or read gives them."""
+
     file: str
     gpu_type: str | None
     per_node: int
@@ -54,6 +56,8 @@ class Capacity:
 
 @dataclass(frozen=True)
 class Shortfall:
+    """A demand that does not fit its pool, and by how much."""
+
     kind: str
     demand: Demand
     message: str

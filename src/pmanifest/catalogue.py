@@ -74,6 +74,8 @@ class RegistryError(Exception):
 
 @dataclass(frozen=True)
 class RuleMeta:
+    """A rule's catalogue entry: id, slug, severity, docs, examples and what it reads."""
+
     id: str
     slug: str
     severity: str

@@ -48,6 +48,8 @@ _KUBECTL_LAST = ("lastTimestamp", "deprecatedLastTimestamp")
 
 @dataclass(frozen=True)
 class NodeEvent:
+    """One node lifecycle event: its node, reason and time."""
+
     node: str
     reason: str
     time: datetime | None  # None: no usable timestamp
@@ -57,6 +59,8 @@ class NodeEvent:
 
 @dataclass(frozen=True)
 class EventSource:
+    """A file of events: a saved cluster read or a kubectl event list."""
+
     file: str
     kind: str  # CLUSTER_READ | KUBECTL
     events: tuple[NodeEvent, ...]
@@ -69,6 +73,8 @@ class EventSource:
 
 @dataclass(frozen=True)
 class Fields:
+    """The fields naming an event's node and its time."""
+
     node: str = DEFAULT_NODE_FIELD
     time: str | None = None  # None: the one field holding RFC 3339 times
 

@@ -48,6 +48,8 @@ _INTEGER = re.compile(r"-?[0-9]+\Z")
 
 @dataclass(frozen=True)
 class Value:
+    """A field of a cluster request, with where its value starts."""
+
     value: Any
     pos: Pos  # where the value starts
     key: Pos  # where its key (or flag) starts
@@ -55,6 +57,8 @@ class Value:
 
 @dataclass(frozen=True)
 class ClusterRequest:
+    """A cluster create, update or read, as a body or a command line."""
+
     file: str
     kind: str  # CREATE | UPDATE | READ
     form: str  # "body" | "command"

@@ -74,6 +74,8 @@ def _words() -> Words:
 
 @dataclass(frozen=True)
 class Config:
+    """The settings of `.pmanifest.yaml` or `[tool.pmanifest]`, and the file they came from."""
+
     source: str | None = None
     kubernetes_version: str | None = None
     profile: str | None = None

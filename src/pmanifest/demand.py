@@ -42,6 +42,8 @@ _WHOLE = re.compile(r"[0-9]+\Z")
 
 @dataclass(frozen=True)
 class Demand:
+    """A workload's GPU demand: which pool, how many pods, GPUs a pod."""
+
     label: str  # how messages name it, e.g. "Deployment ml/chat"
     pool: str  # STANDARD | PREEMPTIBLE | EITHER
     gpus: int  # a pod's GPUs

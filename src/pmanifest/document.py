@@ -280,6 +280,8 @@ class Document:
 
 @dataclass(frozen=True)
 class ObjectRef:
+    """The Kubernetes object a finding is about (kind, name, namespace)."""
+
     kind: str | None
     name: str | None
     namespace: str | None
@@ -305,6 +307,8 @@ class Fix:
 
 @dataclass(frozen=True)
 class Finding:
+    """One finding: a rule, where it is (file, line, column, path) and what it says."""
+
     rule: str
     slug: str
     severity: str

@@ -23,6 +23,8 @@ MAX_LISTED = 12  # allowed keys named in a message about an unknown key
 
 @dataclass(frozen=True)
 class Violation:
+    """One JSON Schema error at its path, worded in the document's words."""
+
     path: Path  # where the problem is, from the schema's root
     message: str
     at_key: bool = False  # point at the key (a missing or unknown key), not at the value

@@ -54,6 +54,8 @@ ONCE_PER_RUN = ("PM004",)  # reported at the first object of a kind, with a coun
 
 @dataclass(frozen=True)
 class LintOptions:
+    """How one lint run is set up: version, profile, rule selection, roles."""
+
     kubernetes_version: str = DEFAULT_KUBERNETES_VERSION
     profile_name: str = DEFAULT_PROFILE
     severities: dict[str, str] = field(default_factory=dict)  # rule id -> severity or "off"
@@ -78,6 +80,8 @@ class LintOptions:
 
 @dataclass(frozen=True)
 class FileResult:
+    """What linting one file gave: findings and counts."""
+
     findings: list[Finding]
     objects: int  # Kubernetes objects seen
     labels: tuple[str, ...] = ()  # their labels, with LintOptions.record_objects

@@ -37,12 +37,16 @@ if TYPE_CHECKING:  # a run without --cluster reads no cluster request and no GPU
 
 @dataclass(frozen=True)
 class Output:
+    """One report of a lint run: its format and where it goes."""
+
     format: str
     path: str = STDOUT  # "-" for stdout
 
 
 @dataclass(frozen=True)
 class LintRequest:
+    """A lint run as the command line asked for it."""
+
     paths: tuple[str, ...]
     outputs: tuple[Output, ...]
     fail_on: str | None
@@ -64,6 +68,8 @@ class LintRequest:
 
 @dataclass(frozen=True)
 class LintResult:
+    """What a lint run prints and its exit code."""
+
     stdout: str  # the report that goes to stdout ("" when every report goes to a file)
     warnings: list[str]  # stderr lines to print before the findings
     summary: str  # the one-line summary, printed on stderr after the findings

@@ -30,6 +30,8 @@ JOBS_PER_CPU = 2  # the bound of --jobs: more processes than this only compete
 
 @dataclass(frozen=True)
 class Linted:
+    """A linted input, as a worker process returns it."""
+
     name: str
     result: FileResult
     identity: Identity | None = None  # of the file read

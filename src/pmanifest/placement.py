@@ -24,6 +24,8 @@ from pmanifest.profile import Profile, Taint
 
 @dataclass(frozen=True)
 class Requirement:
+    """One node-selector requirement: a label key, an operator, its values."""
+
     key: str
     operator: str  # In | NotIn | Exists | DoesNotExist | Gt | Lt
     values: tuple[str, ...]
@@ -32,6 +34,8 @@ class Requirement:
 
 @dataclass(frozen=True)
 class Placement:
+    """Where a pod can run: on preemptible nodes, standard nodes, both or neither."""
+
     preemptible: bool  # some preemptible node can take the pod
     standard: bool  # some standard node can take the pod
     selects: Path | None  # the field that confines the pod to preemptible nodes

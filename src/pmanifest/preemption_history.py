@@ -43,6 +43,8 @@ Span = tuple[datetime, datetime]
 
 @dataclass(frozen=True)
 class Window:
+    """The observation window of a preemption history."""
+
     start: datetime | None
     end: datetime | None
     start_given: bool = False  # --since set it (else: the first event)
@@ -61,6 +63,8 @@ class Window:
 
 @dataclass(frozen=True)
 class NodeHistory:
+    """One node's events and preemptions in the window."""
+
     node: str
     compute: str  # preemptible | standard | unknown (from the node name's prefix)
     events: tuple[NodeEvent, ...]  # timed ones in time order, then the untimed ones
@@ -72,6 +76,8 @@ class NodeHistory:
 
 @dataclass(frozen=True)
 class History:
+    """The preemption history of every node, from the event files."""
+
     sources: tuple[EventSource, ...]
     window: Window
     nodes: tuple[NodeHistory, ...]
@@ -87,6 +93,8 @@ class History:
 
 @dataclass(frozen=True)
 class Sizing:
+    """Checkpoint sizing for a job: the Young/Daly interval and the time lost."""
+
     checkpoint: float
     nodes: int
     profile: str

@@ -26,6 +26,8 @@ DEFAULT_PROFILE = "together"
 
 @dataclass(frozen=True)
 class Taint:
+    """A taint a provider puts on its preemptible nodes."""
+
     key: str
     value: str | None
     effect: str
@@ -42,6 +44,8 @@ class ComputeClasses:
 
 @dataclass(frozen=True)
 class Profile:
+    """A provider's preemption facts: labels, grace cap, drain window, taints."""
+
     name: str
     description: str
     label_key: str

@@ -55,6 +55,8 @@ _GROUP_VERSION = re.compile(r"^(?:(?P<group>[a-z0-9.-]{1,253})/)?(?P<version>v[a
 
 @dataclass(frozen=True)
 class SchemaProblem:
+    """A schema violation at a path, worded for the user."""
+
     path: Path
     message: str
 

@@ -34,6 +34,8 @@ SUFFIXES = (".yaml", ".yml")
 
 @dataclass(frozen=True)
 class Source:
+    """An input read whole: its name as findings show it, its bytes."""
+
     name: str  # as shown in findings
     raw: bytes
     identity: Identity | None = None  # of the file read (outputs must not replace it)
@@ -41,6 +43,8 @@ class Source:
 
 @dataclass(frozen=True)
 class Problem:
+    """An input that could not be read, and why."""
+
     name: str
     message: str
     named: bool = False  # named on the command line: fatal (exit 2), not a warning

@@ -73,6 +73,8 @@ class Count:
 
 @dataclass(frozen=True)
 class Template:
+    """Where a kind keeps one pod template, its role and how many pods it runs."""
+
     path: str  # to the pod spec (or a pod-like mapping with the same placement fields)
     role: str
     part: str = ""  # what the template is, in messages: "head", "replicatedJob", ...
@@ -101,6 +103,8 @@ class Template:
 
 @dataclass(frozen=True)
 class Kind:
+    """A kind pmanifest reads: its group, its pod templates and embedded objects."""
+
     group: str
     kind: str
     templates: tuple[Template, ...] = ()

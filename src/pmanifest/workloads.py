@@ -50,6 +50,8 @@ JOB_SPEC_PATHS: dict[str, Path] = {"Job": ("spec",), "CronJob": ("spec", "jobTem
 
 @dataclass(frozen=True)
 class Container:
+    """A container (or init container) of a pod template, with its path."""
+
     path: Path  # from the document root
     data: dict[str, Any]
     init: bool

@@ -16,6 +16,8 @@ from pmanifest.workloads import JOB_SPEC_PATHS, Workload, get
 
 @dataclass(frozen=True)
 class PolicyTest:
+    """A test of a policy: a manifest and the findings expected."""
+
     name: str
     manifest: str
     findings: tuple[str, ...]
@@ -24,6 +26,8 @@ class PolicyTest:
 
 @dataclass(frozen=True)
 class Match:
+    """Which objects and pod templates a policy applies to."""
+
     kinds: frozenset[str] | None = None
     roles: frozenset[str] | None = None
     placement: str = "any"

@@ -50,6 +50,8 @@ TEMPLATES = {
 
 @dataclass(frozen=True)
 class RenderOptions:
+    """How render is run: target version, templates, output format, profile, cluster."""
+
     kubernetes_version: str | None = None
     templates_dir: str | None = None
     output: str = "yaml"  # yaml | json
@@ -60,6 +62,8 @@ class RenderOptions:
 
 @dataclass(frozen=True)
 class Rendered:
+    """What render produced: the manifests, and its warnings."""
+
     text: str  # the whole output
     warnings: tuple[str, ...]  # what lint would flag, as ``spec:line:col: warning: ...``
 

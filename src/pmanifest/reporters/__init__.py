@@ -14,6 +14,8 @@ FORMATS = ("text", "json", "sarif", "github", "junit")
 
 @dataclass(frozen=True)
 class Summary:
+    """What a run checked and found, for the reporters."""
+
     files: int
     objects: int
     errors: int

@@ -156,6 +156,8 @@ Check = Callable[[Any], Iterable[Any]]
 
 @dataclass(frozen=True)
 class Rule:
+    """A registered rule: its catalogue entry and its check."""
+
     meta: RuleMeta
     check: Check | None  # None only for what the engine applies itself (PM001)
     applies: str = "workload"  # once per pod template / object / cluster request / lint run

@@ -101,6 +101,8 @@ class Trap:
 
 @dataclass(frozen=True)
 class ScriptFacts:
+    """What the analysis of one shell script found."""
+
     traps: tuple[Trap, ...] = ()  # TERM handlers the main shell sets, in order
     execs: tuple[Command, ...] = ()  # ``exec CMD`` in the main shell while a handler is set
     foreground: tuple[Command, ...] = ()  # blocking commands while a handler is set

@@ -90,6 +90,8 @@ class _Budget:
 
 @dataclass
 class _Event:
+    """One step of a script walk: a command run or a trap set."""
+
     command: Command | None = None
     trap: Trap | None = None
     reset: bool = False  # ``trap - TERM``: the handler is gone

@@ -44,6 +44,8 @@ VOLUME_SOURCES = {"claimName": "a PersistentVolumeClaim", "configMap": "a Config
 
 @dataclass(frozen=True)
 class SharedVolume:
+    """The cluster's persistent shared volume: its claim and mount path."""
+
     claim_name: str
     mount_path: str
 
@@ -76,6 +78,8 @@ class Checkpoint:
 
 @dataclass(frozen=True)
 class GcsFaultTolerance:
+    """KubeRay's GCS fault tolerance settings (an external Redis)."""
+
     redis_address: str
     password_secret: tuple[str, str] | None  # (name, key)
     external_storage_namespace: str | None
@@ -83,6 +87,8 @@ class GcsFaultTolerance:
 
 @dataclass(frozen=True)
 class Distributed:
+    """A distributed worker's shape: framework, output, nodes, restarts."""
+
     framework: str
     output: str
     min_nodes: int
@@ -100,6 +106,8 @@ class Distributed:
 
 @dataclass(frozen=True)
 class WorkloadSpec:
+    """One workload of the spec, validated, with its source position."""
+
     index: int
     name: str
     role: str
@@ -139,6 +147,8 @@ class WorkloadSpec:
 
 @dataclass(frozen=True)
 class Spec:
+    """A validated spec: the cluster settings and its workloads."""
+
     file: str
     kubernetes_version: str | None
     shared_volume: SharedVolume | None

@@ -50,6 +50,8 @@ class Strategy:
 
 @dataclass(frozen=True)
 class Runtime:
+    """A workload's run-time fields: env sources, probes, strategy, job knobs."""
+
     env_from: tuple[dict[str, Any], ...] = ()
     probes: dict[str, dict[str, Any]] = field(default_factory=dict)  # readiness -> probe
     strategy: Strategy | None = None  # serving only
