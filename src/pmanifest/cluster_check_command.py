@@ -25,6 +25,8 @@ from pmanifest.reporters import Summary, reporter
 
 @dataclass(frozen=True)
 class CheckRequest:
+    """A `pmanifest cluster check` run as the command line asked for it."""
+
     paths: tuple[str, ...]
     outputs: tuple[Output, ...]
     fail_on: str = "error"

@@ -22,6 +22,8 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class EventsRequest:
+    """A `pmanifest cluster events` run as the command line asked for it."""
+
     paths: tuple[str, ...]
     output_format: str = "text"  # text | json
     plot: str | None = None

@@ -162,6 +162,8 @@ def _gpu_count(data: dict[str, Any], key: str) -> int | None:
 
 @dataclass
 class _ClusterRead:
+    """A saved cluster read being turned into node events."""
+
     data: dict[str, Any]
     positions: Positions
     name: str

@@ -142,6 +142,8 @@ def _looks_like_command(text: str) -> bool:
 
 @dataclass(frozen=True)
 class _Token:
+    """A word of a saved command line, with where it starts."""
+
     text: str
     pos: Pos
 
