@@ -8,14 +8,17 @@ import subprocess
 import sys
 from pathlib import Path
 
+# what the interpreter loaded before pmanifest (a site .pth file may import tempfile, as on the
+# CI machine) is not pmanifest's doing: only the modules pmanifest's run adds are compared
 PROBE = """\
 import json, sys
+before = set(sys.modules)
 from pmanifest.cli import main
 try:
     main(sys.argv[1:])
 except SystemExit as exc:
     code = exc.code
-print(json.dumps([code, sorted(sys.modules)]), file=sys.stderr)
+print(json.dumps([code, sorted(set(sys.modules) - before)]), file=sys.stderr)
 """
 JOB = """\
 apiVersion: batch/v1
