@@ -63,11 +63,15 @@ def _kustomizations(paths: Iterable[str]) -> list[str]:
     docstring), each once, in a fixed order."""
     cwd = _real(os.curdir)
     seen_dirs: set[str] = set()
+    real_dirs: dict[str, str] = {}  # a directory's real path, resolved once for all its files
     out: dict[str, None] = {}
     for path in paths:
         if os.path.basename(path) in KUSTOMIZATION_NAMES:
             out.setdefault(path, None)
-        for directory in _search_dirs(os.path.dirname(_real(path)), cwd):
+        start = _real_directory(path, real_dirs)
+        if start in seen_dirs:
+            continue  # a file beside one looked at already (no upward search, no stat)
+        for directory in _search_dirs(start, cwd):
             if directory in seen_dirs:
                 break  # this directory and everything above it were looked at already
             seen_dirs.add(directory)
@@ -76,6 +80,17 @@ def _kustomizations(paths: Iterable[str]) -> list[str]:
                 if os.path.isfile(candidate):
                     out.setdefault(_shown(candidate, cwd), None)
     return list(out)
+
+
+def _real_directory(path: str, known: dict[str, str]) -> str:
+    """The real directory of the file ``path``: the one a symbolic link leads to, else its
+    directory's real path (from ``known`` when a file beside it asked already)."""
+    if os.path.islink(path):
+        return os.path.dirname(_real(path))
+    directory = os.path.dirname(path) or os.curdir
+    if directory not in known:
+        known[directory] = _real(directory)
+    return known[directory]
 
 
 def _shown(path: str, cwd: str) -> str:

@@ -270,6 +270,24 @@ def test_a_patch_named_by_a_kustomization_is_skipped_and_said_so(runner: CliRunn
         "object with apiVersion and kind in it but 1 patch fragment (PM007))" + EMPTY_TAIL))
 
 
+def test_a_patch_reached_through_a_symbolic_link_is_found_from_where_it_lives(
+        runner: CliRunner, tmp_path: Path) -> None:
+    """The kustomization is looked for beside the real file, not beside the link (and a
+    directory's real path, resolved once for all its files, still serves the plain files)."""
+    write(tmp_path / "app" / "kustomization.yaml", "patches: [{path: grace.yaml}]\n")
+    write(tmp_path / "app" / "grace.yaml",
+          "apiVersion: batch/v1\nkind: Job\nmetadata: {name: train}\nspec:\n  template:\n"
+          "    spec:\n      terminationGracePeriodSeconds: 900\n")
+    write(tmp_path / "linked" / "job.yaml", GOOD)
+    (tmp_path / "linked" / "grace.yaml").symlink_to(tmp_path / "app" / "grace.yaml")
+    code, out, _ = run(runner, "linked/grace.yaml", "linked/job.yaml")
+    assert code == 0
+    assert out == ("linked/grace.yaml:1:1: info PM007[patch-fragment-skipped] Job 'train' is a "
+                   "patch named by app/kustomization.yaml: a fragment of an object, not linted "
+                   "on its own; lint what kustomize builds instead (`kubectl kustomize app | "
+                   "pmanifest lint -`)\n")
+
+
 # --- colour ---------------------------------------------------------------------------------
 
 
