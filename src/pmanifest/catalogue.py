@@ -20,8 +20,7 @@ from __future__ import annotations
 import functools
 import importlib.resources
 import re
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from pmanifest.contract import DAEMON_ROLE, ROLES
 
@@ -72,8 +71,7 @@ class RegistryError(Exception):
     """A rule definition is broken: a programming error in pmanifest or a plugin."""
 
 
-@dataclass(frozen=True)
-class RuleMeta:
+class RuleMeta(NamedTuple):
     """A rule's catalogue entry: id, slug, severity, docs, examples and what it reads."""
 
     id: str

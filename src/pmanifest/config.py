@@ -25,9 +25,9 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path as FsPath
-from typing import TYPE_CHECKING, Any
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pmanifest.contract import ROLES
 from pmanifest.datafile import first_violation
@@ -72,15 +72,14 @@ def _words() -> Words:
     })
 
 
-@dataclass(frozen=True)
-class Config:
+class Config(NamedTuple):
     """The settings of `.pmanifest.yaml` or `[tool.pmanifest]`, and the file they came from."""
 
     source: str | None = None
     kubernetes_version: str | None = None
     profile: str | None = None
     fail_on: str | None = None
-    rules: dict[str, str] = field(default_factory=dict)  # rule id -> level
+    rules: Mapping[str, str] = MappingProxyType({})  # rule id -> level
     exclude: tuple[str, ...] = ()
     base_dir: FsPath | None = None  # exclude patterns are relative to this
     policies: tuple[Policy, ...] = ()  # loaded from the `policies:` directories

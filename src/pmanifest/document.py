@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 Path = tuple[str | int, ...]
 
@@ -33,8 +33,7 @@ class Pos(tuple[int, int]):
         return self[1]
 
 
-@dataclass(frozen=True)
-class ScalarInfo:
+class ScalarInfo(NamedTuple):
     """Where a string value starts and how it was written (for positions inside it)."""
 
     pos: Pos
@@ -278,8 +277,7 @@ class Document:
         return self.kind is not None and self.api_version is not None
 
 
-@dataclass(frozen=True)
-class ObjectRef:
+class ObjectRef(NamedTuple):
     """The Kubernetes object a finding is about (kind, name, namespace)."""
 
     kind: str | None
@@ -294,8 +292,7 @@ class ObjectRef:
         return f"{self.namespace}/{label}" if self.namespace else label
 
 
-@dataclass(frozen=True)
-class Fix:
+class Fix(NamedTuple):
     """A machine-readable fix: set the value at ``path`` (from the object's root) to
     ``value``, or remove the key with ``remove``. Not applied yet: the place where an
     auto-fix command will attach; ``--format json`` shows it."""
@@ -305,8 +302,7 @@ class Fix:
     remove: bool = False
 
 
-@dataclass(frozen=True)
-class Finding:
+class Finding(NamedTuple):
     """One finding: a rule, where it is (file, line, column, path) and what it says."""
 
     rule: str

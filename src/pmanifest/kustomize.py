@@ -18,7 +18,6 @@ enabled.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import re
 from collections.abc import Iterable, Iterator
@@ -40,7 +39,7 @@ def mark_patches(items: list[FileRef | Source | Problem]) -> list[FileRef | Sour
     patches = patch_files(_kustomizations(f.path for f in files))
     if not patches:
         return items
-    return [dataclasses.replace(item, patch_of=patches[key])
+    return [item._replace(patch_of=patches[key])
             if isinstance(item, FileRef) and (key := _real(item.path)) in patches else item
             for item in items]
 

@@ -11,9 +11,10 @@ one that suppresses nothing is reported (PM005). Patch fragments are not linted 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import TYPE_CHECKING, NamedTuple
 
 from pmanifest.document import Document, Finding, ObjectRef, Pos, dotted
 from pmanifest.fragments import fragment
@@ -52,13 +53,12 @@ ALWAYS = ("PM001", FRAGMENT_RULE)
 ONCE_PER_RUN = ("PM004",)  # reported at the first object of a kind, with a count of the rest
 
 
-@dataclass(frozen=True)
-class LintOptions:
+class LintOptions(NamedTuple):
     """How one lint run is set up: version, profile, rule selection, roles."""
 
     kubernetes_version: str = DEFAULT_KUBERNETES_VERSION
     profile_name: str = DEFAULT_PROFILE
-    severities: dict[str, str] = field(default_factory=dict)  # rule id -> severity or "off"
+    severities: Mapping[str, str] = MappingProxyType({})  # rule id -> severity or "off"
     record_objects: bool = False  # keep the label of every object (JUnit lists them all)
     select: frozenset[str] | None = None  # run only these rule ids (None: every rule)
     roles: tuple[tuple[str, str], ...] = ()  # config `roles:`: (Kind or group/Kind, role)
@@ -78,8 +78,7 @@ class LintOptions:
         return self.select is None or rule_id in self.select or rule_id in ALWAYS
 
 
-@dataclass(frozen=True)
-class FileResult:
+class FileResult(NamedTuple):
     """What linting one file gave: findings and counts."""
 
     findings: list[Finding]
@@ -342,5 +341,5 @@ def _counted(same: list[Finding]) -> Finding:
         return first
     files = len({f.file for f in same})
     where = f"{files} files" if files > 1 else "this file"
-    return replace(first, message=f"{first.message} ({len(same)} objects of this kind in "
+    return first._replace(message=f"{first.message} ({len(same)} objects of this kind in "
                                   f"{where}; reported once per run)")

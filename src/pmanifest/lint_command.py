@@ -9,12 +9,11 @@ rendered, so an error never leaves a half-written report behind.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path as FsPath
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, NamedTuple, TextIO
 
 from pmanifest.atomic import STDOUT, Identity, check_writable, identity, refuse_inputs, write_files
 from pmanifest.config import Config, config_from, resolve_rule
@@ -35,16 +34,14 @@ if TYPE_CHECKING:  # a run without --cluster reads no cluster request and no GPU
     from pmanifest.demand import Demand
 
 
-@dataclass(frozen=True)
-class Output:
+class Output(NamedTuple):
     """One report of a lint run: its format and where it goes."""
 
     format: str
     path: str = STDOUT  # "-" for stdout
 
 
-@dataclass(frozen=True)
-class LintRequest:
+class LintRequest(NamedTuple):
     """A lint run as the command line asked for it."""
 
     paths: tuple[str, ...]
@@ -66,8 +63,7 @@ class LintRequest:
     progress: TextIO | None = None  # a terminal's stderr to draw a progress bar on
 
 
-@dataclass(frozen=True)
-class LintResult:
+class LintResult(NamedTuple):
     """What a lint run prints and its exit code."""
 
     stdout: str  # the report that goes to stdout ("" when every report goes to a file)
@@ -206,7 +202,7 @@ class _Run:
 def _lint(request: LintRequest, config: Config) -> LintResult:
     options = options_for(request, config)
     if any(o.format == "junit" for o in request.outputs):
-        options = dataclasses.replace(options, record_objects=True)
+        options = options._replace(record_objects=True)
     fail_on = request.fail_on or config.fail_on or "error"
     check_paths(request.paths)
     for output in request.outputs:

@@ -15,8 +15,7 @@ import functools
 import os
 import signal
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from pmanifest.atomic import Identity
 from pmanifest.lint import FileResult, LintOptions, lint_file
@@ -28,8 +27,7 @@ MAX_JOBS = 8  # the default's bound
 JOBS_PER_CPU = 2  # the bound of --jobs: more processes than this only compete
 
 
-@dataclass(frozen=True)
-class Linted:
+class Linted(NamedTuple):
     """A linted input, as a worker process returns it."""
 
     name: str

@@ -16,14 +16,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from pmanifest.document import Path
 from pmanifest.profile import Profile, Taint
 
 
-@dataclass(frozen=True)
-class Requirement:
+class Requirement(NamedTuple):
     """One node-selector requirement: a label key, an operator, its values."""
 
     key: str
@@ -32,8 +31,7 @@ class Requirement:
     path: Path  # where it is written, from the document root
 
 
-@dataclass(frozen=True)
-class Placement:
+class Placement(NamedTuple):
     """Where a pod can run: on preemptible nodes, standard nodes, both or neither."""
 
     preemptible: bool  # some preemptible node can take the pod
@@ -214,8 +212,7 @@ def _affinity_expressions(pod: dict[str, Any]) -> Iterator[dict[str, Any]]:
         yield from (e for e in exprs if isinstance(e, dict)) if isinstance(exprs, list) else ()
 
 
-@dataclass(frozen=True)
-class _NodeName:
+class _NodeName(NamedTuple):
     """What ``nodeName`` says: which node classes it allows, and where it is written."""
 
     preemptible: bool = True

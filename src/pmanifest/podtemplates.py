@@ -14,8 +14,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from pmanifest.document import Path
 from pmanifest.workload_kinds import SHAPE_KEYS, WORKER, Kind, Template, builtin_group, lookup
@@ -56,8 +55,7 @@ def group_of(api_version: Any) -> str:
     return api_version.rpartition("/")[0] if isinstance(api_version, str) else ""
 
 
-@dataclass(frozen=True)
-class Found:
+class Found(NamedTuple):
     """One pod template of an object, with what the table says of it (paths from the root)."""
 
     pod_path: Path

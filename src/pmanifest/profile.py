@@ -16,16 +16,14 @@ from __future__ import annotations
 
 import functools
 import importlib.resources
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from pmanifest.errors import ConfigError
 
 DEFAULT_PROFILE = "together"
 
 
-@dataclass(frozen=True)
-class Taint:
+class Taint(NamedTuple):
     """A taint a provider puts on its preemptible nodes."""
 
     key: str
@@ -33,8 +31,7 @@ class Taint:
     effect: str
 
 
-@dataclass(frozen=True)
-class ComputeClasses:
+class ComputeClasses(NamedTuple):
     """Pods that select one of ``values`` of label ``key`` are governed by ``profile``."""
 
     key: str
@@ -42,8 +39,7 @@ class ComputeClasses:
     profile: str
 
 
-@dataclass(frozen=True)
-class Profile:
+class Profile(NamedTuple):
     """A provider's preemption facts: labels, grace cap, drain window, taints."""
 
     name: str

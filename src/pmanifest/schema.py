@@ -19,8 +19,7 @@ import json
 import pathlib
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pmanifest.document import Path
 from pmanifest.errors import ConfigError
@@ -53,8 +52,7 @@ _KIND = re.compile(r"^[A-Za-z][A-Za-z0-9]{0,99}$")
 _GROUP_VERSION = re.compile(r"^(?:(?P<group>[a-z0-9.-]{1,253})/)?(?P<version>v[a-z0-9]{1,20})$")
 
 
-@dataclass(frozen=True)
-class SchemaProblem:
+class SchemaProblem(NamedTuple):
     """A schema violation at a path, worded for the user."""
 
     path: Path

@@ -24,6 +24,7 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path as FsPath
+from typing import NamedTuple
 
 from pmanifest.atomic import Identity
 from pmanifest.errors import InputError
@@ -32,8 +33,7 @@ from pmanifest.reading import Unreadable, identity_of, read_limited, read_stream
 SUFFIXES = (".yaml", ".yml")
 
 
-@dataclass(frozen=True)
-class Source:
+class Source(NamedTuple):
     """An input read whole: its name as findings show it, its bytes."""
 
     name: str  # as shown in findings
@@ -41,8 +41,7 @@ class Source:
     identity: Identity | None = None  # of the file read (outputs must not replace it)
 
 
-@dataclass(frozen=True)
-class Problem:
+class Problem(NamedTuple):
     """An input that could not be read, and why."""
 
     name: str
@@ -57,8 +56,7 @@ def check_paths(paths: tuple[str, ...]) -> None:
             raise InputError("no such file or directory", path)
 
 
-@dataclass(frozen=True, slots=True)  # a tree's worth are held at once: slots halve them
-class FileRef:
+class FileRef(NamedTuple):
     """A file found but not read yet (so a worker process can read it itself)."""
 
     path: str
@@ -72,8 +70,7 @@ class FileRef:
         return found
 
 
-@dataclass(frozen=True)
-class Exclude:
+class Exclude(NamedTuple):
     """The config's ``exclude:`` glob patterns, relative to the config file's directory (or
     the current directory), and whether they apply to named paths (``force``)."""
 
@@ -99,9 +96,10 @@ class Exclude:
 
 
 def iter_inputs(
-    paths: tuple[str, ...], stdin_name: str = "<stdin>", exclude: Exclude = Exclude(),
+    paths: tuple[str, ...], stdin_name: str = "<stdin>", exclude: Exclude | None = None,
 ) -> Iterator[FileRef | Source | Problem]:
     """Every input in a fixed order: files as references, stdin already read."""
+    exclude = exclude or Exclude()
     skipped = set(exclude.named_excluded(paths))
     for path in paths:
         if path in skipped:

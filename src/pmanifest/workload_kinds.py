@@ -27,7 +27,7 @@ as the workflow's steps reach them; only the size of one pod is checked).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from pmanifest.contract import COORDINATOR_ROLE, DAEMON_ROLE, SERVING_ROLE, WORKER_ROLE
 
@@ -60,8 +60,7 @@ ARGO_CONTAINERS = (("initContainers", True, True), ("container", False, False),
 SPARK_CONTAINERS = (("initContainers", True, True), ("sidecars", True, False))
 
 
-@dataclass(frozen=True)
-class Count:
+class Count(NamedTuple):
     """One factor of the pods a template runs at once (paths are patterns, see above)."""
 
     path: str
@@ -71,8 +70,7 @@ class Count:
     minus: int = 0  # a LeaderWorkerSet's size counts its leader
 
 
-@dataclass(frozen=True)
-class Template:
+class Template(NamedTuple):
     """Where a kind keeps one pod template, its role and how many pods it runs."""
 
     path: str  # to the pod spec (or a pod-like mapping with the same placement fields)
@@ -101,8 +99,7 @@ class Template:
     fault_tolerant_if: tuple[tuple[str, ...], ...] = ()
 
 
-@dataclass(frozen=True)
-class Kind:
+class Kind(NamedTuple):
     """A kind pmanifest reads: its group, its pod templates and embedded objects."""
 
     group: str

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from pmanifest.contract import ROLE_LABEL, ROLES
 from pmanifest.document import Document, Path
@@ -48,8 +48,7 @@ __all__ = ["JOB_SPEC_PATHS", "Container", "Workload", "annotation_paths", "api_g
 JOB_SPEC_PATHS: dict[str, Path] = {"Job": ("spec",), "CronJob": ("spec", "jobTemplate", "spec")}
 
 
-@dataclass(frozen=True)
-class Container:
+class Container(NamedTuple):
     """A container (or init container) of a pod template, with its path."""
 
     path: Path  # from the document root

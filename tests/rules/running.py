@@ -7,8 +7,6 @@ Workload and object rules run through ``lint``; cluster rules (``applies="cluste
 
 from __future__ import annotations
 
-import dataclasses
-
 from pmanifest.cluster_lint import cluster_findings
 from pmanifest.cluster_request import parse_request
 from pmanifest.document import Finding
@@ -22,5 +20,5 @@ def findings_of(rule: Rule, text: str, file: str, options: LintOptions,
         return cluster_findings(parse_request(text, file), options)
     if rule.applies == "input":
         assert cluster, f"{rule.meta.id} needs a cluster request to run against"
-        options = dataclasses.replace(options, cluster=parse_request(cluster, "cluster.yaml"))
+        options = options._replace(cluster=parse_request(cluster, "cluster.yaml"))
     return lint_bytes(text.encode("utf-8"), file, options)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import asdict
 from typing import Any
 
 from pmanifest.document import Finding, dotted
@@ -26,7 +25,7 @@ def _finding(f: Finding) -> dict[str, Any]:
         "file": f.file,
         "line": f.line,
         "column": f.column,
-        "object": asdict(f.object),
+        "object": f.object._asdict(),
         "path": f.path,
         "message": f.message,
     }

@@ -25,8 +25,8 @@ import functools
 import importlib
 import pkgutil
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pmanifest import catalogue
 from pmanifest.catalogue import (
@@ -60,8 +60,7 @@ __all__ = ["RULE_ID", "SEVERITIES", "SLUG", "ClusterContext", "Context", "Fix", 
 ENGINE_RULES = ("PM001", "PM005", "PM007")
 
 
-@dataclass(frozen=True)
-class Mention:
+class Mention(NamedTuple):
     """A second place a message names by its line: `` (line N)`` is inserted at ``at``."""
 
     path: Path
@@ -69,8 +68,7 @@ class Mention:
     at: int  # index in the message
 
 
-@dataclass(frozen=True)
-class Hit:
+class Hit(NamedTuple):
     """What a check returns: where and what is wrong, with an optional fix. Checks name paths
     (from the document root); the engine works out positions afterwards, for all findings of
     a document at once: at the key of ``path``, at its value (``value``), or at ``inner``, a
@@ -86,8 +84,7 @@ class Hit:
     mention: Mention | None = None
 
 
-@dataclass(frozen=True)
-class Context:
+class Context(NamedTuple):
     """What a workload check sees: one pod template with its role and placement."""
 
     workload: Workload
@@ -95,8 +92,7 @@ class Context:
     kubernetes_version: str = "1.31"
 
 
-@dataclass(frozen=True)
-class ObjectContext:
+class ObjectContext(NamedTuple):
     """What an object check sees: any Kubernetes object, its pod templates (none for most
     kinds), the active profile and the target Kubernetes version."""
 
@@ -111,8 +107,7 @@ class ObjectContext:
         return self.workloads[0] if self.workloads else None
 
 
-@dataclass(frozen=True)
-class ClusterContext:
+class ClusterContext(NamedTuple):
     """What a cluster check sees: one cluster request (create, update) or read, from a body or
     a saved command line, with the position of every field."""
 
@@ -141,8 +136,7 @@ class InputContext:
         return self._shortfalls
 
 
-@dataclass(frozen=True)
-class InputHit:
+class InputHit(NamedTuple):
     """What a whole-input check returns: the workload it is about (its ``Demand``, whose
     ``ref`` the engine placed), where in it (``"gpus"`` or ``"pods"``), and the message."""
 
@@ -216,7 +210,7 @@ def register(new: Rule) -> Rule:
         raise RegistryError(f"{new.source}: rule {new.meta.id} has no check")
     _builtin_rules()
     source = new.meta.source if new.meta.source != "pmanifest" else new.source
-    meta = replace(new.meta, source=source, applies=new.applies)  # the catalogue says it too
+    meta = new.meta._replace(source=source, applies=new.applies)  # the catalogue says it too
     catalogue.add(meta)
     _RUNTIME[meta.id] = Rule(meta, new.check, new.applies, new.source)
     registry.cache_clear()

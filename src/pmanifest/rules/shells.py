@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from pmanifest.contract import SUPERVISOR_AFTER_HOOK, SUPERVISOR_NO_CHECKPOINT, WORKER_ROLE
 from pmanifest.document import Path
@@ -31,8 +30,7 @@ CHECKPOINT_ENV = re.compile(
 )
 
 
-@dataclass(frozen=True)
-class Shell:
+class Shell(NamedTuple):
     """A container with its main script's facts and its preStop hook."""
 
     container: Container

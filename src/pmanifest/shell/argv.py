@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from pmanifest.contract import SUPERVISOR_NAME
 from pmanifest.document import Path
@@ -103,8 +102,7 @@ def container_script(container: dict[str, Any]) -> tuple[Path, str] | None:
     return ("args", index - len(command)), argv[index]
 
 
-@dataclass(frozen=True)
-class PreStop:
+class PreStop(NamedTuple):
     """A container's preStop hook."""
 
     path: Path  # of ``lifecycle.preStop``, relative to the container

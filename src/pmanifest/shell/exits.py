@@ -20,7 +20,7 @@ not 0 (``exit 143``, ``exit "$status"``) is given the benefit of the doubt.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from pmanifest.shell.facts import Command, Trap
 
@@ -29,8 +29,7 @@ POSIX_EXIT = frozenset({"dash", "ash", "busybox"})
 _STATUS = ("$?", "${?}")
 
 
-@dataclass(frozen=True)
-class ZeroExit:
+class ZeroExit(NamedTuple):
     """Why the preemption path ends with status 0: at ``command`` (the ``exit``, or the last
     command the script runs), reached from the handler itself or after it ``returns``."""
 

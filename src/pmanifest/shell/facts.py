@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 SHELLS = frozenset({"sh", "bash", "dash", "ash", "zsh", "ksh", "mksh"})
 # Launchers that run their operands as a command line (signal forwarders, env).
@@ -31,16 +31,14 @@ NOT_DATA_SUFFIXES = (".py", ".sh", ".bash", ".pl", ".rb", ".js", ".yaml", ".yml"
 COPIERS = frozenset({"cp", "mv", "rsync", "install", "ln", "scp"})
 
 
-@dataclass(frozen=True)
-class Loc:
+class Loc(NamedTuple):
     """A 0-based (row, column) inside a script."""
 
     row: int
     column: int
 
 
-@dataclass(frozen=True)
-class Command:
+class Command(NamedTuple):
     """A simple command: its program and arguments with quotes removed (expansions such as
     ``$DIR`` kept verbatim), where it is, and how it runs."""
 
@@ -74,8 +72,7 @@ class Command:
         return args[0] if args else None
 
 
-@dataclass(frozen=True)
-class Trap:
+class Trap(NamedTuple):
     """``trap ACTION SIGNALS`` whose signals include TERM."""
 
     loc: Loc
@@ -99,8 +96,7 @@ class Trap:
         return any(c.program == "exit" and c.args[:1] == ("0",) for c in self.commands)
 
 
-@dataclass(frozen=True)
-class ScriptFacts:
+class ScriptFacts(NamedTuple):
     """What the analysis of one shell script found."""
 
     traps: tuple[Trap, ...] = ()  # TERM handlers the main shell sets, in order

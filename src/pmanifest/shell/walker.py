@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeGuard
 
 from pmanifest.shell.facts import QUICK, Command, Loc, ScriptFacts, Trap, _sleeps_forever
@@ -251,7 +251,7 @@ def _facts(events: Sequence[_Event]) -> ScriptFacts:
         if event.trap is not None:
             following = (() if len(traps) >= MAX_TRAPS_FOLLOWED
                          else tuple(c for j, c in main_shell if j > i))
-            traps.append(replace(event.trap, following=following))
+            traps.append(event.trap._replace(following=following))
             handler = True
             continue
         if event.reset:
