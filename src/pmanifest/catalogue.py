@@ -18,7 +18,6 @@ letting one rule silently shadow another.
 from __future__ import annotations
 
 import functools
-import importlib.resources
 import re
 from typing import Any, NamedTuple
 
@@ -33,6 +32,7 @@ PLUGIN_GROUP = "pmanifest.rules"  # the entry-point group of rule plugins
 RULE_ID = re.compile(r"^[A-Z][A-Z0-9]*[0-9]{3}$")
 SLUG = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
 CATALOGUE_GLOB = "rules-*.yaml"
+CATALOGUE_WORDS = "the catalogue"  # what an error calls the root of a catalogue file
 
 _TEXT = {"type": "string", "minLength": 1}
 # what describes any rule: a built-in's catalogue entry and a user policy alike
@@ -116,21 +116,36 @@ def _add(rules: dict[str, RuleMeta], new: RuleMeta) -> None:
 @functools.cache
 def builtin() -> dict[str, RuleMeta]:
     """The built-in rules' metadata, from ``policies/rules-*.yaml``."""
-    import fnmatch
+    from pmanifest.datafile import load_shipped
 
     rules: dict[str, RuleMeta] = {}
-    folder = importlib.resources.files("pmanifest.policies")
-    for entry in sorted(folder.iterdir(), key=lambda e: e.name):
-        if fnmatch.fnmatch(entry.name, CATALOGUE_GLOB):
-            for meta in _entries(entry.read_text(encoding="utf-8"), f"policies/{entry.name}"):
-                _add(rules, meta)
+    for name in catalogue_files():
+        items = load_shipped(name, FILE_SCHEMA, CATALOGUE_WORDS, RegistryError)
+        for meta in _metas(items, f"policies/{name}"):
+            _add(rules, meta)
     return rules
 
 
+def catalogue_files() -> list[str]:
+    """The names of the catalogue's files in ``policies/``, in order."""
+    import fnmatch
+    import os
+
+    from pmanifest.reading import shipped
+
+    return sorted(name for name in os.listdir(shipped("pmanifest.policies"))
+                  if fnmatch.fnmatch(name, CATALOGUE_GLOB))
+
+
 def _entries(text: str, source: str) -> list[RuleMeta]:
+    """The entries of a catalogue file's text (RegistryError at its first problem)."""
     from pmanifest.datafile import load_data
 
-    items, _ = load_data(text, source, FILE_SCHEMA, "the catalogue", error=RegistryError)
+    items, _ = load_data(text, source, FILE_SCHEMA, CATALOGUE_WORDS, error=RegistryError)
+    return _metas(items, source)
+
+
+def _metas(items: list[dict[str, Any]], source: str) -> list[RuleMeta]:
     return [RuleMeta(item["id"], item["slug"], item["severity"],
                      " ".join(item["summary"].split()), item["rationale"].strip(),
                      item["fix"].strip(), item["examples"]["fail"], item["examples"]["pass"],

@@ -12,11 +12,11 @@ kinds.
 from __future__ import annotations
 
 import functools
-import importlib.resources
 import json
 from typing import Any
 
 from pmanifest.jsonerrors import describe
+from pmanifest.reading import shipped
 from pmanifest.schema import SchemaProblem, _definitions_document, _words
 
 # (apiVersion, kind) -> schema file in pmanifest/crd_schemas
@@ -39,8 +39,8 @@ def is_custom_kind(api_version: str, kind: str) -> bool:
 @functools.cache
 def load_schema(file: str) -> dict[str, Any]:
     """One shipped schema, with the ``$id`` its relative references resolve against."""
-    resource = importlib.resources.files("pmanifest").joinpath("crd_schemas", file)
-    text = resource.read_text(encoding="utf-8")
+    with open(shipped("pmanifest", "crd_schemas", file), encoding="utf-8") as handle:
+        text = handle.read()
     schema: dict[str, Any] = json.loads(text)
     schema["$id"] = _BASE_URI + file
     return schema

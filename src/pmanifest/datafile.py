@@ -1,14 +1,25 @@
 """pmanifest's own data files (the config, provider profiles, the rule catalogue): parsed by
-the loader, validated by a JSON Schema, every problem one line at its file position."""
+the loader, validated by a JSON Schema, every problem one line at its file position.
+
+The YAML files shipped in ``policies/`` are read on every run, so each has a JSON snapshot of
+its validated data in ``policies/snapshots/`` (written by ``python -m pmanifest.snapshots``):
+``json.loads`` costs a fraction of parsing and validating the YAML. A snapshot is used only
+when it was made from exactly the bytes of its YAML file; after an edit, the YAML is read as
+before until the snapshot is written again (and the suite fails until then).
+"""
 
 from __future__ import annotations
 
+import json
+import os
+import zlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from pmanifest.document import Positions
 from pmanifest.errors import ConfigError, PmanifestError
 from pmanifest.loader import YamlProblem, load_single
+from pmanifest.reading import shipped
 
 if TYPE_CHECKING:  # the translator of schema errors is imported only when there is one
     from pmanifest.jsonerrors import Words
@@ -76,3 +87,52 @@ def _error(error: type[Exception], message: str, source: str, line: int,
     if issubclass(error, PmanifestError):
         return error(message, source, line, column)
     return error(f"{source}:{line}:{column}: {message}")
+
+
+SNAPSHOTS = "snapshots"  # policies/snapshots/NAME.json: the validated data of policies/NAME
+_STALE = object()
+
+
+def load_shipped(name: str, schema: dict[str, Any], words: Words | str,
+                 error: type[Exception] = ConfigError, folder: str | None = None) -> Any:
+    """The validated data of ``policies/NAME`` (``folder``: another directory laid out the same
+    way), from its snapshot when that was made from exactly these bytes."""
+    folder = folder or shipped("pmanifest.policies")
+    with open(os.path.join(folder, name), "rb") as handle:
+        raw = handle.read()
+    data = _from_snapshot(os.path.join(folder, SNAPSHOTS, f"{name}.json"), raw)
+    if data is _STALE:
+        data, _ = load_data(raw.decode("utf-8"), f"policies/{name}", schema, words, error)
+    return data
+
+
+def snapshot_of(name: str, schema: dict[str, Any], words: Words | str,
+                error: type[Exception] = ConfigError, folder: str | None = None) -> str:
+    """The snapshot of ``policies/NAME`` as it is committed: its data, validated, and the
+    fingerprint of the bytes it came from."""
+    folder = folder or shipped("pmanifest.policies")
+    with open(os.path.join(folder, name), "rb") as handle:
+        raw = handle.read()
+    data, _ = load_data(raw.decode("utf-8"), f"policies/{name}", schema, words, error)
+    text = json.dumps({"source": _fingerprint(raw), "data": data}, indent=1,
+                      ensure_ascii=False) + "\n"
+    if json.loads(text)["data"] != data:  # only strings, numbers, lists and maps survive JSON
+        raise error(f"policies/{name}: its data does not survive a JSON round trip")
+    return text
+
+
+def _fingerprint(raw: bytes) -> str:
+    """Length and CRC-32 of a file: enough to see that it was edited since its snapshot was
+    made (the snapshot is a cache of the file, not a defence against tampering)."""
+    return f"{len(raw)}:{zlib.crc32(raw):08x}"
+
+
+def _from_snapshot(path: str, raw: bytes) -> Any:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            snapshot = json.load(handle)
+    except (OSError, ValueError):
+        return _STALE
+    if not isinstance(snapshot, dict) or snapshot.get("source") != _fingerprint(raw):
+        return _STALE
+    return snapshot.get("data")

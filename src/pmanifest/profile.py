@@ -15,7 +15,6 @@ Two facts beyond a label and a taint, both from GKE:
 from __future__ import annotations
 
 import functools
-import importlib.resources
 from typing import Any, NamedTuple
 
 from pmanifest.errors import ConfigError
@@ -129,28 +128,51 @@ PROFILE_SCHEMA: dict[str, Any] = {
     },
 }
 PROFILES_FILE = "profiles.yaml"
+PROFILES_WORDS = "the profiles"  # what an error calls the root of a profiles file
 
 
 @functools.cache
 def _all_profiles() -> dict[str, Profile]:
-    text = importlib.resources.files("pmanifest.policies").joinpath(PROFILES_FILE).read_text()
-    return parse_profiles(text, f"policies/{PROFILES_FILE}")
+    from pmanifest.datafile import load_shipped
+
+    raw = load_shipped(PROFILES_FILE, PROFILE_SCHEMA, PROFILES_WORDS)
+    profiles = _profiles(raw)
+    if _misnamed(profiles) is not None:  # said again at its line
+        from pmanifest.reading import shipped
+
+        with open(shipped("pmanifest.policies", PROFILES_FILE), encoding="utf-8") as handle:
+            parse_profiles(handle.read(), f"policies/{PROFILES_FILE}")
+    return profiles
 
 
 def parse_profiles(text: str, source: str) -> dict[str, Profile]:
     """Profiles from the text of a profiles file; ConfigError at the first problem."""
     from pmanifest.datafile import load_data
 
-    raw, positions = load_data(text, source, PROFILE_SCHEMA, "the profiles")
-    profiles = {name: _profile(name, body) for name, body in raw.items()}
+    raw, positions = load_data(text, source, PROFILE_SCHEMA, PROFILES_WORDS)
+    profiles = _profiles(raw)
+    wrong = _misnamed(profiles)
+    if wrong is not None:
+        classes = wrong.compute_classes
+        assert classes is not None
+        pos = positions.at((wrong.name, "computeClasses", "profile"))
+        raise ConfigError(f"computeClasses.profile {classes.profile!r} must name a profile "
+                          "without computeClasses of its own", source, pos.line, pos.column)
+    return profiles
+
+
+def _profiles(raw: dict[str, Any]) -> dict[str, Profile]:
+    return {name: _profile(name, body) for name, body in raw.items()}
+
+
+def _misnamed(profiles: dict[str, Profile]) -> Profile | None:
+    """The first profile whose computeClasses.profile names no profile without classes."""
     for profile in profiles.values():
         classes = profile.compute_classes
         target = profiles.get(classes.profile) if classes is not None else None
         if classes is not None and (target is None or target.compute_classes is not None):
-            pos = positions.at((profile.name, "computeClasses", "profile"))
-            raise ConfigError(f"computeClasses.profile {classes.profile!r} must name a profile "
-                              "without computeClasses of its own", source, pos.line, pos.column)
-    return profiles
+            return profile
+    return None
 
 
 def _profile(name: str, body: dict[str, Any]) -> Profile:

@@ -8,6 +8,7 @@ and sockets are refused unread: ``/dev/zero`` never ends.
 
 from __future__ import annotations
 
+import importlib
 import os
 import stat
 import sys
@@ -22,6 +23,17 @@ MAX_INPUT_BYTES = 64 * 1024 * 1024
 TOO_BIG = f"more than {MAX_INPUT_BYTES >> 20} MiB (the most pmanifest reads from one input)"
 _KINDS = ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
           (stat.S_ISSOCK, "a socket"))
+
+
+def shipped(package: str, *parts: str) -> str:
+    """The path of a file shipped inside one of pmanifest's packages (``shipped(
+    "pmanifest.policies", "profiles.yaml")``). pip installs a wheel as files, so the file sits
+    next to the package's ``__init__``; ``importlib.resources`` would find the same file but
+    costs start-up (it imports tempfile, shutil, zipfile and their compressors)."""
+    module = importlib.import_module(package)
+    if module.__file__ is None:
+        raise InputError(f"{package} is not installed as files; reinstall pmanifest with pip")
+    return os.path.join(os.path.dirname(module.__file__), *parts)
 
 
 class Unreadable(Exception):
