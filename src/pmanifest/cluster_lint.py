@@ -85,7 +85,7 @@ def demands_of(doc: Document, prefix: Path, options: LintOptions) -> list[Demand
                if (d := demand_of(w)) is not None]
     if not demands:
         return []
-    where = Located(doc.file, doc.index, prefix,
+    where = Located(doc.file, doc.number, prefix,
                     ObjectRef(doc.kind, doc.name, doc.namespace),
                     frozenset(annotation_ignores(doc)))
     return [replace(d, ref=where) for d in demands]
@@ -143,7 +143,7 @@ class _File:
         lines = tuple(text.split("\n"))
         for item in load_documents(text):
             if isinstance(item, Loaded):
-                self.docs[item.index] = Document(file, item.index, item.data, item.positions,
+                self.docs[item.number] = Document(file, item.number, item.data, item.positions,
                                                  lines)
 
     def findings(self, items: list[tuple[Rule, InputHit]],

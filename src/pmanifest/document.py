@@ -7,7 +7,6 @@ user's data, so every consumer sees exactly the mapping the YAML described.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from typing import Any, NamedTuple, TypeVar
 
 Path = tuple[str | int, ...]
@@ -237,12 +236,11 @@ class _Located(Mapping[Path, tuple[int, int, str | None]]):
         return len(self._positions.raw_scalars)
 
 
-@dataclass(frozen=True)
-class Document:
+class Document(NamedTuple):
     """One Kubernetes object (or one YAML document) from a file."""
 
     file: str
-    index: int  # 0-based document number in the file
+    number: int  # 0-based document number in the file
     data: Any
     positions: Positions
     source_lines: tuple[str, ...] = ()  # the whole file's lines, shared, for inline comments

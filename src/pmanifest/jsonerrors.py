@@ -10,8 +10,8 @@ value that does not match its pattern, for a key that is refused outright.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from types import MappingProxyType
+from typing import Any, NamedTuple
 
 from pmanifest.document import Path, dotted
 from pmanifest.regex import extra_keys
@@ -21,8 +21,7 @@ MAX_MESSAGE = 300
 MAX_LISTED = 12  # allowed keys named in a message about an unknown key
 
 
-@dataclass(frozen=True)
-class Violation:
+class Violation(NamedTuple):
     """One JSON Schema error at its path, worded in the document's words."""
 
     path: Path  # where the problem is, from the schema's root
@@ -30,14 +29,13 @@ class Violation:
     at_key: bool = False  # point at the key (a missing or unknown key), not at the value
 
 
-@dataclass(frozen=True)
-class Words:
+class Words(NamedTuple):
     """The vocabulary of one kind of document."""
 
     root: str = "the document"
-    required: Mapping[str, str] = field(default_factory=dict)  # missing key -> what to do
-    patterns: Mapping[str, str] = field(default_factory=dict)  # key -> hint for a bad value
-    refused: Mapping[str, str] = field(default_factory=dict)  # unknown key -> whole message
+    required: Mapping[str, str] = MappingProxyType({})  # missing key -> what to do
+    patterns: Mapping[str, str] = MappingProxyType({})  # key -> hint for a bad value
+    refused: Mapping[str, str] = MappingProxyType({})  # unknown key -> whole message
     # special wording for a value that fails pattern/maxLength, by the key that holds it
     value_message: Callable[[Path, str, Any], str | None] | None = None
     # required keys that are not reported (defaulted elsewhere), by (parent pattern, key)

@@ -129,7 +129,7 @@ def lint_file(raw: bytes, file: str, options: LintOptions,
         if isinstance(item, Broken):
             out.findings.extend(_syntax_findings(file, item.problem, options))
             continue
-        _lint_document(Document(file, item.index, item.data, item.positions, lines), rules,
+        _lint_document(Document(file, item.number, item.data, item.positions, lines), rules,
                        options, out, patch_of, item.dollar)
     if SUPPRESSION_MARK in text and options.enabled(SUPPRESSION_RULE):
         out.findings.extend(_comment_findings(file, lines, options))
@@ -213,7 +213,7 @@ def _objects(doc: Document) -> Iterator[Document]:
     if doc.kind is not None and doc.kind.endswith("List") and isinstance(items, list):
         for i, item in enumerate(items):
             positions = doc.positions.child(("items",), i)
-            sub = Document(doc.file, doc.index, item, positions, doc.source_lines)
+            sub = Document(doc.file, doc.number, item, positions, doc.source_lines)
             yield from _objects(sub)
         return
     yield doc

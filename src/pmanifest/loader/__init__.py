@@ -14,8 +14,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import yaml
 
@@ -30,11 +29,10 @@ __all__ = ["MAX_DEPTH", "Broken", "Loaded", "YamlProblem", "decode", "load_docum
 _DOC_MARKER = re.compile(r"^(---|\.\.\.)(?=[ \t]|$)", re.MULTILINE)
 
 
-@dataclass(frozen=True)
-class Loaded:
+class Loaded(NamedTuple):
     """One parsed document: its data (None for an empty document) and its positions."""
 
-    index: int
+    number: int  # 0-based document number in the file
     data: Any
     positions: Positions
     start_line: int
@@ -43,11 +41,10 @@ class Loaded:
     dollar: bool = True
 
 
-@dataclass(frozen=True)
-class Broken:
+class Broken(NamedTuple):
     """One document that could not be parsed."""
 
-    index: int
+    number: int  # 0-based document number in the file
     problem: YamlProblem
 
 

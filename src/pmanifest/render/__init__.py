@@ -15,8 +15,7 @@ The whole output is built as one string; nothing is printed until everything suc
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pmanifest.errors import ConfigError, InputError, SpecError
 from pmanifest.loader import YamlProblem
@@ -48,8 +47,7 @@ TEMPLATES = {
 
 # --- public entry point -----------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class RenderOptions:
+class RenderOptions(NamedTuple):
     """How render is run: target version, templates, output format, profile, cluster."""
 
     kubernetes_version: str | None = None
@@ -60,8 +58,7 @@ class RenderOptions:
     distributed_output: str | None = None  # overrides distributed.output of every workload
 
 
-@dataclass(frozen=True)
-class Rendered:
+class Rendered(NamedTuple):
     """What render produced: the manifests, and its warnings."""
 
     text: str  # the whole output

@@ -16,7 +16,6 @@ exit code the Job's podFailurePolicy ignores.
 from __future__ import annotations
 
 import shlex
-from dataclasses import replace
 from typing import Any
 
 from pmanifest.contract import DISRUPTION_TARGET, ROLE_LABEL, SIGTERM_EXIT, SUPERVISOR_NAME
@@ -108,9 +107,9 @@ def with_output(spec: Spec, output: str) -> Spec:
             if output == "raycluster" and w.active_deadline_seconds is not None:
                 raise spec.error((*w.path, "activeDeadlineSeconds"), RAYCLUSTER_DEADLINE.format(
                     "--distributed-output raycluster"), value=False)
-            w = replace(w, distributed=replace(d, output=output))
+            w = w._replace(distributed=d._replace(output=output))
         workloads.append(w)
-    return replace(spec, workloads=tuple(workloads))
+    return spec._replace(workloads=tuple(workloads))
 
 
 # --- torchrun -------------------------------------------------------------------------------

@@ -4,6 +4,7 @@ holds them in Kubernetes' shape; this lays them out where the templates expect t
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from pmanifest.schema import definition_fields, version_tuple
@@ -68,7 +69,7 @@ def runtime_context(w: WorkloadSpec) -> dict[str, Any]:
     }
 
 
-def progress_deadline(probes: dict[str, dict[str, Any]]) -> int | None:
+def progress_deadline(probes: Mapping[str, dict[str, Any]]) -> int | None:
     """progressDeadlineSeconds for a Deployment whose replicas may start more slowly than the
     default 600 s allows, or None (keep the default).
 

@@ -141,7 +141,7 @@ class Checker:
         resources = {k: dict(v) for k, v in raw.get("resources", {}).items()}
         replicas = raw.get("replicas", DEFAULT_REPLICAS.get(role, 1))
         return WorkloadSpec(
-            index=i, name=raw["name"], role=role, compute=compute, image=image,
+            number=i, name=raw["name"], role=role, compute=compute, image=image,
             command=command, args=_argv(raw.get("args", [])), env=env,
             gpus=raw.get("gpus", 0), parallelism=raw.get("parallelism"),
             completions=raw.get("completions"),

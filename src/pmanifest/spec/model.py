@@ -4,8 +4,7 @@ returns (render reads only this)."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from pmanifest.contract import ROLE_LABEL, SUPERVISOR_MARGIN_SECONDS
 from pmanifest.document import Path, Positions
@@ -42,16 +41,14 @@ VOLUME_SOURCES = {"claimName": "a PersistentVolumeClaim", "configMap": "a Config
                   "secret": "a Secret", "emptyDir": "an emptyDir"}
 
 
-@dataclass(frozen=True)
-class SharedVolume:
+class SharedVolume(NamedTuple):
     """The cluster's persistent shared volume: its claim and mount path."""
 
     claim_name: str
     mount_path: str
 
 
-@dataclass(frozen=True)
-class Volume:
+class Volume(NamedTuple):
     """An extra volume: ``source`` is its spec key (claimName, configMap, secret, emptyDir)
     and ``value`` that key's value (an object name, or the emptyDir mapping)."""
 
@@ -63,8 +60,7 @@ class Volume:
     sub_path: str | None = None
 
 
-@dataclass(frozen=True)
-class Checkpoint:
+class Checkpoint(NamedTuple):
     """``command`` is empty in signal mode; ``mode`` is None with trigger preStop."""
 
     command: tuple[str, ...]
@@ -76,8 +72,7 @@ class Checkpoint:
     expected_seconds: int | None = None
 
 
-@dataclass(frozen=True)
-class GcsFaultTolerance:
+class GcsFaultTolerance(NamedTuple):
     """KubeRay's GCS fault tolerance settings (an external Redis)."""
 
     redis_address: str
@@ -85,8 +80,7 @@ class GcsFaultTolerance:
     external_storage_namespace: str | None
 
 
-@dataclass(frozen=True)
-class Distributed:
+class Distributed(NamedTuple):
     """A distributed worker's shape: framework, output, nodes, restarts."""
 
     framework: str
@@ -104,11 +98,10 @@ class Distributed:
     gcs: GcsFaultTolerance | None = None
 
 
-@dataclass(frozen=True)
-class WorkloadSpec:
+class WorkloadSpec(NamedTuple):
     """One workload of the spec, validated, with its source position."""
 
-    index: int
+    number: int  # its index in the spec's workloads
     name: str
     role: str
     compute: str
@@ -132,11 +125,11 @@ class WorkloadSpec:
     volumes: tuple[Volume, ...] = ()
     active_deadline_seconds: int | None = None
     distributed: Distributed | None = None
-    runtime: Runtime = field(default_factory=Runtime)  # env sources, probes, rollout, ...
+    runtime: Runtime = Runtime()  # env sources, probes, rollout, ...
 
     @property
     def path(self) -> Path:
-        return ("workloads", self.index)
+        return ("workloads", self.number)
 
     @property
     def main_argv(self) -> tuple[str, ...] | None:
@@ -145,16 +138,15 @@ class WorkloadSpec:
         return self.command + self.args
 
 
-@dataclass(frozen=True)
-class Spec:
+class Spec(NamedTuple):
     """A validated spec: the cluster settings and its workloads."""
 
     file: str
     kubernetes_version: str | None
     shared_volume: SharedVolume | None
     workloads: tuple[WorkloadSpec, ...]
-    positions: Positions = field(repr=False)
-    profile: Profile = field(default=_DEFAULT, repr=False)
+    positions: Positions
+    profile: Profile = _DEFAULT
 
     def error(self, path: Path, message: str, *, value: bool = True) -> SpecError:
         """A SpecError at ``path`` (its value, or its key with ``value=False``)."""

@@ -5,8 +5,9 @@ the model keeps them in Kubernetes' shape and render lays them out as they are."
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any, NamedTuple
 
 # the spec keys of an env value that is not a plain string -> what each reads
 ENV_SOURCES = {
@@ -27,8 +28,7 @@ MAX_INDEXES = 100_000  # the API server's bound on completions with backoffLimit
 ANNOTATIONS_MAX_BYTES = 256 * 1024  # the API server's bound on the annotations of an object
 
 
-@dataclass(frozen=True)
-class EnvRef:
+class EnvRef(NamedTuple):
     """An env value read at run time: ``source`` is its spec key (``ENV_SOURCES``) and
     ``ref`` that key's mapping, as Kubernetes spells it."""
 
@@ -39,8 +39,7 @@ class EnvRef:
         return {self.source: dict(self.ref)}
 
 
-@dataclass(frozen=True)
-class Strategy:
+class Strategy(NamedTuple):
     """The Deployment strategy of a serving workload; knobs only with RollingUpdate."""
 
     type: str
@@ -48,15 +47,14 @@ class Strategy:
     max_unavailable: int | str | None = None
 
 
-@dataclass(frozen=True)
-class Runtime:
+class Runtime(NamedTuple):
     """A workload's run-time fields: env sources, probes, strategy, job knobs."""
 
     env_from: tuple[dict[str, Any], ...] = ()
-    probes: dict[str, dict[str, Any]] = field(default_factory=dict)  # readiness -> probe
+    probes: Mapping[str, dict[str, Any]] = MappingProxyType({})  # readiness -> probe
     strategy: Strategy | None = None  # serving only
-    annotations: dict[str, str] = field(default_factory=dict)  # every object of the workload
-    pod_annotations: dict[str, str] = field(default_factory=dict)  # its pod template
+    annotations: Mapping[str, str] = MappingProxyType({})  # every object of the workload
+    pod_annotations: Mapping[str, str] = MappingProxyType({})  # its pod template
     priority_class_name: str | None = None
     ttl_seconds_after_finished: int | None = None  # workers
     backoff_limit_per_index: int | None = None  # Indexed workers
