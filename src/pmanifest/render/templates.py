@@ -4,7 +4,6 @@ ones), and one template rendered, parsed back and schema-validated."""
 from __future__ import annotations
 
 import functools
-import importlib.resources
 from collections.abc import Callable
 from pathlib import Path as FsPath
 from typing import Any
@@ -12,19 +11,12 @@ from typing import Any
 from pmanifest.crd_schema import is_custom_kind, validate_custom
 from pmanifest.errors import InputError, PmanifestError, TemplateError
 from pmanifest.loader import YamlProblem, load_single
+from pmanifest.render.builtin import BUILTIN_PREFIX, builtin_loader
 from pmanifest.render.sandbox import render_bounded, sandbox_class, template_failure
 from pmanifest.render.yamltext import _finalize, quote, to_yaml
 from pmanifest.schema import validate
 
 WRAPPER_TEMPLATE = "supervisor.sh"  # the termination supervisor (--templates can replace it)
-_BUILTIN_PREFIX = "pmanifest/templates/"
-
-
-def _builtin_source(name: str) -> tuple[str, str, Callable[[], bool]] | None:
-    resource = importlib.resources.files("pmanifest.templates").joinpath(name)
-    if "/" in name or "\\" in name or not resource.is_file():
-        return None
-    return resource.read_text(encoding="utf-8"), _BUILTIN_PREFIX + name, lambda: True
 
 
 def _user_name(name: str) -> bool:
@@ -72,7 +64,7 @@ def _environment(templates_dir: str | None) -> Any:
                              templates_dir)
         root = FsPath(templates_dir).resolve()
         loaders.append(FunctionLoader(functools.partial(_user_source, root)))
-    loaders.append(FunctionLoader(_builtin_source))
+    loaders.append(builtin_loader())  # precompiled (pmanifest.render.builtin)
     env = sandbox_class()(
         loader=ChoiceLoader(loaders), undefined=StrictUndefined, autoescape=False,
         finalize=_finalize, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
@@ -90,7 +82,7 @@ def _wrapper_text(env: Any) -> str:
         source, _, _ = env.loader.get_source(env, WRAPPER_TEMPLATE)
     except TemplateNotFound:
         raise TemplateError("template not found; reinstall pmanifest",
-                            _BUILTIN_PREFIX + WRAPPER_TEMPLATE) from None
+                            BUILTIN_PREFIX + WRAPPER_TEMPLATE) from None
     text: str = source
     return text
 
@@ -100,11 +92,11 @@ def _filename(env: Any, name: str) -> str:
     root = getattr(env, "user_root", None)
     if root is not None and _user_name(name) and (root / name).is_file():
         return str(root / name)
-    return _BUILTIN_PREFIX + name
+    return BUILTIN_PREFIX + name
 
 
 def _is_user(filename: str) -> bool:
-    return not filename.startswith(_BUILTIN_PREFIX)
+    return not filename.startswith(BUILTIN_PREFIX)
 
 
 def _render_one(env: Any, name: str, context: dict[str, Any], version: str,
