@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import json
 import os
-import zlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from pmanifest.document import Positions
 from pmanifest.errors import ConfigError, PmanifestError
 from pmanifest.loader import YamlProblem, load_single
-from pmanifest.reading import shipped
+from pmanifest.reading import fingerprint, shipped
 
 if TYPE_CHECKING:  # the translator of schema errors is imported only when there is one
     from pmanifest.jsonerrors import Words
@@ -114,17 +113,11 @@ def snapshot_of(name: str, schema: dict[str, Any], words: Words | str,
     with open(os.path.join(folder, name), "rb") as handle:
         raw = handle.read()
     data, _ = load_data(raw.decode("utf-8"), f"policies/{name}", schema, words, error)
-    text = json.dumps({"source": _fingerprint(raw), "data": data}, indent=1,
+    text = json.dumps({"source": fingerprint(raw), "data": data}, indent=1,
                       ensure_ascii=False) + "\n"
     if json.loads(text)["data"] != data:  # only strings, numbers, lists and maps survive JSON
         raise error(f"policies/{name}: its data does not survive a JSON round trip")
     return text
-
-
-def _fingerprint(raw: bytes) -> str:
-    """Length and CRC-32 of a file: enough to see that it was edited since its snapshot was
-    made (the snapshot is a cache of the file, not a defence against tampering)."""
-    return f"{len(raw)}:{zlib.crc32(raw):08x}"
 
 
 def _from_snapshot(path: str, raw: bytes) -> Any:
@@ -133,6 +126,6 @@ def _from_snapshot(path: str, raw: bytes) -> Any:
             snapshot = json.load(handle)
     except (OSError, ValueError):
         return _STALE
-    if not isinstance(snapshot, dict) or snapshot.get("source") != _fingerprint(raw):
+    if not isinstance(snapshot, dict) or snapshot.get("source") != fingerprint(raw):
         return _STALE
     return snapshot.get("data")

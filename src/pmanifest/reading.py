@@ -36,6 +36,15 @@ def shipped(package: str, *parts: str) -> str:
     return os.path.join(os.path.dirname(module.__file__), *parts)
 
 
+def fingerprint(raw: bytes) -> str:
+    """Length and CRC-32 of a file's bytes: enough to tell that a file was edited since
+    something was made from it (a snapshot, a precompiled template), which is all it is for:
+    it is no defence against tampering, and hashlib would cost start-up."""
+    import zlib
+
+    return f"{len(raw)}:{zlib.crc32(raw):08x}"
+
+
 class Unreadable(Exception):
     """An input that cannot be read: the reason, in words that follow "cannot read: "."""
 

@@ -5,11 +5,11 @@ of a render's instructions).
 ``python -m pmanifest.render.precompile`` writes, for each ``NAME.j2``, the module
 ``pmanifest.templates.compiled.<NAME with - and . as _>``: exactly the Python source Jinja's
 ``Environment.compile(..., raw=True)`` makes of it for render's environment, then the jinja2
-version that made it and the SHA-256 of the template source. The loader uses a module only when
-both still hold (the same jinja2, the very source shipped beside it); otherwise, or with no
-module, the template is compiled from source as any other. The environment's options are
-pmanifest's own code: ``tests/render/test_builtin.py`` regenerates every module with them
-and fails when a committed one differs.
+version that made it and the fingerprint (length and CRC-32) of the template source. The
+loader uses a module only when both still hold (the same jinja2, the very source shipped
+beside it); otherwise, or with no module, the template is compiled from source as any
+other. The environment's options are pmanifest's own code: ``tests/render/test_builtin.py``
+regenerates every module with them and fails when a committed one differs.
 
 The module is never imported: its code object (from the import system, so from its bytecode
 cache) runs in a namespace of its own for every environment, as Jinja's ``from_code`` does. The
@@ -22,24 +22,26 @@ source and has no ``get_source``, which render needs for the supervisor's text.
 
 from __future__ import annotations
 
-import hashlib
-import importlib.resources
 import importlib.util
+import os
 from collections.abc import Callable, MutableMapping
 from types import CodeType
 from typing import Any
 
+from pmanifest.reading import fingerprint, shipped
+
 BUILTIN_PREFIX = "pmanifest/templates/"
 COMPILED_PACKAGE = "pmanifest.templates.compiled"
 VERSION_NAME = "JINJA2_VERSION"  # the names the generated modules define last
-HASH_NAME = "SOURCE_SHA256"
+HASH_NAME = "SOURCE_FINGERPRINT"
 
 
 def builtin_source(name: str) -> tuple[str, str, Callable[[], bool]] | None:
-    resource = importlib.resources.files("pmanifest.templates").joinpath(name)
-    if "/" in name or "\\" in name or not resource.is_file():
+    path = shipped("pmanifest.templates", name)
+    if "/" in name or "\\" in name or not os.path.isfile(path):
         return None
-    return resource.read_text(encoding="utf-8"), BUILTIN_PREFIX + name, lambda: True
+    with open(path, encoding="utf-8") as handle:
+        return handle.read(), BUILTIN_PREFIX + name, lambda: True
 
 
 def module_name(template: str) -> str | None:
@@ -49,7 +51,7 @@ def module_name(template: str) -> str | None:
 
 
 def source_hash(source: str) -> str:
-    return hashlib.sha256(source.encode("utf-8")).hexdigest()
+    return fingerprint(source.encode("utf-8"))
 
 
 def builtin_loader() -> Any:

@@ -8,11 +8,11 @@ used: ``pmanifest.render.builtin``); modules of templates that no longer exist a
 
 from __future__ import annotations
 
-import importlib.resources
 import sys
 from pathlib import Path as FsPath
 from typing import Any
 
+from pmanifest.reading import shipped
 from pmanifest.render.builtin import (
     HASH_NAME,
     VERSION_NAME,
@@ -29,8 +29,8 @@ by ``python -m pmanifest.render.precompile``: do not edit. The modules run only 
 
 def builtin_templates() -> list[str]:
     """The names of the built-in Jinja templates (``supervisor.sh`` is text, not a template)."""
-    package = importlib.resources.files("pmanifest.templates")
-    return sorted(p.name for p in package.iterdir() if p.is_file() and p.name.endswith(".j2"))
+    folder = FsPath(shipped("pmanifest.templates"))
+    return sorted(p.name for p in folder.iterdir() if p.is_file() and p.name.endswith(".j2"))
 
 
 def module_text(environment: Any, name: str) -> str:
@@ -64,7 +64,7 @@ def main(target: FsPath | None = None) -> int:
     """Bring ``target`` (the package's ``compiled`` directory) up to date, saying what
     changed."""
     if target is None:
-        target = FsPath(str(importlib.resources.files("pmanifest.templates"))) / "compiled"
+        target = FsPath(shipped("pmanifest.templates", "compiled"))
     target.mkdir(exist_ok=True)
     files = generated()
     for stale in sorted({p.name for p in target.glob("*.py")} - set(files)):
