@@ -184,3 +184,39 @@ def test_fast_combinators_agree_with_jsonschema(value: dict[str, Any]) -> None:
     assert fast is not None
     plain = {k: v for k, v in COMBINATORS.items() if k != "errorMessage"}
     assert fast(value) == Draft202012Validator(plain).is_valid(value)
+
+
+DEFINITIONS: dict[str, Any] = {
+    "Node": {"type": "object", "required": ["name"],
+             "properties": {"name": {"type": "string"},
+                            "children": {"type": "array", "items": {"$ref": "#/$defs/Node"}},
+                            "odd": {"$ref": "#/$defs/Odd"}}},
+    "Odd": {"type": "object", "dependentRequired": {"a": ["b"]}},  # not compiled: unknown
+    "Unused": {"type": "object", "unevaluatedProperties": False},
+}
+ROOT = {"$ref": "#/$defs/Node"}
+
+
+def test_definitions_compile_when_a_value_reaches_them() -> None:
+    """A definition is compiled on first use: one with a keyword the compiler does not know
+    makes only the values that reach it undecided (False: the caller asks jsonschema)."""
+    from pmanifest.fastschema import Compiler, compile_schema
+
+    fast = compile_schema(ROOT, DEFINITIONS)
+    assert fast is not None  # neither Odd nor Unused stops the compiler
+    assert fast({"name": "a", "children": [{"name": "b", "children": [{"name": "c"}]}]})
+    assert not fast({"name": "a", "children": [{"children": []}]})  # recursion: b lacks name
+    assert not fast({"name": "a", "odd": {"a": 1, "b": 2}})  # valid, but undecided
+    assert fast({"name": "a", "children": [{"name": "b"}]})  # still decided afterwards
+    compiler = Compiler(DEFINITIONS)
+    compiler.schema(ROOT)
+    assert set(compiler.compiled) == {"Node"}  # only referenced, nothing compiled yet
+
+
+def test_an_undecided_value_gets_jsonschema_s_answer() -> None:
+    """What schema.validate does with an undecided value: jsonschema, which finds nothing."""
+    from jsonschema import Draft202012Validator
+
+    document = {"$defs": DEFINITIONS, **ROOT}
+    assert Draft202012Validator(document).is_valid({"name": "a", "odd": {"a": 1, "b": 2}})
+    assert not Draft202012Validator(document).is_valid({"name": "a", "odd": {"a": 1}})

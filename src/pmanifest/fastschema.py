@@ -12,7 +12,9 @@ exclusiveMaximum, pattern, minLength, maxLength, minItems, maxItems, uniqueItems
 allOf, anyOf, contains, if/then/else, minProperties, maxProperties, propertyNames.
 Annotations (description, format, x-kubernetes-*) do not affect validity (jsonschema does not
 assert ``format`` by default).
-Any other keyword makes ``compile_schema`` return None, and the caller uses jsonschema alone.
+Any other keyword makes ``compile_schema`` return None, and the caller uses jsonschema alone;
+in a definition (compiled when a value first reaches it), it makes the check answer False for
+the values that reach it, and the caller asks jsonschema about those.
 """
 
 from __future__ import annotations
@@ -105,16 +107,28 @@ class Compiler:
         self.compiled: dict[str, Check] = {}
 
     def ref(self, ref: str) -> Check:
+        """The check of a definition, compiled when a value first reaches it: a Kubernetes
+        kind's schema reaches hundreds of definitions, an object uses a few of them."""
         name = ref.rsplit("/", 1)[-1]
-        if name not in self.compiled:
-            if name not in self.definitions:
-                raise Unsupported(ref)
+        if name not in self.definitions:
+            raise Unsupported(ref)
+        found = self.compiled.get(name)
+        if found is None:
             holder: list[Check] = []
-            # late binding: recursive definitions refer to themselves before they are done
-            self.compiled[name] = lambda v: holder[0](v)
-            holder.append(self.schema(self.definitions[name]))
-            self.compiled[name] = holder[0]
-        return self.compiled[name]
+
+            def compiled_on_first_use(v: Any) -> bool:
+                if not holder:  # (recursive definitions reach this check again: it is there)
+                    holder.append(self._definition(name))
+                return holder[0](v)
+
+            self.compiled[name] = found = compiled_on_first_use
+        return found
+
+    def _definition(self, name: str) -> Check:
+        try:
+            return self.schema(self.definitions[name])
+        except (Unsupported, KeyError, TypeError, ValueError):  # re.error is a ValueError
+            return _undecided
 
     def schema(self, schema: Any) -> Check:
         if schema is True or schema == {}:
@@ -261,6 +275,22 @@ def compile_schema(schema: dict[str, Any], definitions: dict[str, Any],
     ``search`` compiles patterns (the shipped Kubernetes schemas use Python's ``re``;
     policies, which are untrusted, RE2)."""
     try:
-        return Compiler(definitions, search).schema(schema)
+        check = Compiler(definitions, search).schema(schema)
     except (Unsupported, KeyError, TypeError, ValueError):  # re.error is a ValueError
         return None
+    if not definitions:
+        return check
+
+    def decided(v: Any) -> bool:
+        """False also when the value reaches a definition the compiler does not support:
+        the caller then asks jsonschema, as for any value not known to be valid."""
+        try:
+            return check(v)
+        except Unsupported:
+            return False
+
+    return decided
+
+
+def _undecided(v: Any) -> bool:
+    raise Unsupported("a definition with a keyword this compiler does not know")
