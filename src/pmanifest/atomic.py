@@ -168,8 +168,26 @@ def echo(text: str, nl: bool = True, color: bool | None = None) -> None:
     if not text and not nl:
         return
     with _writing():
-        click.echo(text, nl=nl, color=color)
+        for piece in _pieces(text):  # a long report is not encoded all at once
+            click.echo(piece, nl=False, color=color)
+        click.echo("", nl=nl, color=color)
         sys.stdout.flush()
+
+
+ECHO_PIECE = 1 << 16  # characters of text encoded and written at a time
+
+
+def _pieces(text: str) -> Iterator[str]:
+    """``text`` in pieces of about ``ECHO_PIECE`` characters, cut after a newline (a colour
+    escape, which click strips off a pipe, never spans two pieces)."""
+    start = 0
+    while len(text) - start > ECHO_PIECE:
+        cut = text.rfind("\n", start, start + ECHO_PIECE) + 1
+        if cut <= start:  # one line longer than a piece: its end
+            cut = text.find("\n", start + ECHO_PIECE) + 1 or len(text)
+        yield text[start:cut]
+        start = cut
+    yield text[start:] if start else text
 
 
 def write_bytes(data: bytes) -> None:

@@ -11,6 +11,7 @@ one that suppresses nothing is reported (PM005). Patch fragments are not linted 
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -310,11 +311,19 @@ def _finding(doc: Document, rule: Rule, hit: Hit, pos: Pos, options: LintOptions
         file=doc.file,
         line=pos.line,
         column=pos.column,
-        object=ObjectRef(doc.kind, doc.name, doc.namespace),
+        object=_object_ref(doc),
         path=dotted(hit.path),
         message=message,
         fix=hit.fix,
     )
+
+
+def _object_ref(doc: Document) -> ObjectRef:
+    """What a finding is about, its kind and namespace one string for every finding (a tree
+    of 20,000 files can hold thousands of findings until the report)."""
+    kind, namespace = doc.kind, doc.namespace
+    return ObjectRef(None if kind is None else sys.intern(str(kind)), doc.name,
+                     None if namespace is None else sys.intern(str(namespace)))
 
 
 def once_per_run(findings: list[Finding]) -> list[Finding]:

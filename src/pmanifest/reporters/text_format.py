@@ -16,7 +16,8 @@ def render(findings: Sequence[Finding], summary: Summary, colour: bool) -> str:
     for f in findings:
         severity = f"{_COLOURS[f.severity]}{f.severity}{_RESET}" if colour else f.severity
         lines.append(f"{f.file}:{f.line}:{f.column}: {severity} {f.rule}[{f.slug}] {f.message}")
-    return "".join(line + "\n" for line in lines)
+    lines.append("")  # the last line's newline, without a second copy of every line
+    return "\n".join(lines)
 
 
 def summary_line(summary: Summary) -> str:
