@@ -67,6 +67,7 @@ def test_a_snapshot_of_these_bytes_is_read_instead_of_the_yaml(tmp_path: Path) -
     "{not json",
     '["a list"]',
     '{"source": "16:00000000", "data": {"name": "stale"}}',  # another file's fingerprint
+    '{"source": "16:1a3af85f"}',  # this file's fingerprint, but no data
 ])
 def test_without_a_snapshot_of_these_bytes_the_yaml_is_read(tmp_path: Path,
                                                              snapshot: str | None) -> None:

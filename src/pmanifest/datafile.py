@@ -126,6 +126,7 @@ def _from_snapshot(path: str, raw: bytes) -> Any:
             snapshot = json.load(handle)
     except (OSError, ValueError):
         return _STALE
-    if not isinstance(snapshot, dict) or snapshot.get("source") != fingerprint(raw):
+    if not isinstance(snapshot, dict) or snapshot.get("source") != fingerprint(raw) or \
+            "data" not in snapshot:
         return _STALE
-    return snapshot.get("data")
+    return snapshot["data"]
