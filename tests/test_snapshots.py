@@ -108,3 +108,19 @@ def test_snapshots_ship_in_the_package() -> None:
     pyproject = Path(__file__).resolve().parent.parent / "pyproject.toml"
     if pyproject.is_file():  # from the source tree: the wheel's package data names them
         assert '"snapshots/*.json"' in pyproject.read_text(encoding="utf-8")
+
+
+def test_the_generator_writes_what_changed_and_removes_what_is_gone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pmanifest.snapshots import main
+
+    (tmp_path / "rules-gone.yaml.json").write_text("{}\n", encoding="utf-8")
+    main(str(tmp_path))
+    assert {p.name: p.read_text(encoding="utf-8") for p in tmp_path.iterdir()} == expected()
+    out = capsys.readouterr().out
+    assert f"removed {tmp_path / 'rules-gone.yaml.json'}\n" in out
+    assert out.count("wrote ") == len(expected())
+    (tmp_path / "profiles.yaml.json").write_text("edited\n", encoding="utf-8")
+    main(str(tmp_path))
+    assert capsys.readouterr().out == f"wrote {tmp_path / 'profiles.yaml.json'}\n"

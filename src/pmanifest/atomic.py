@@ -130,6 +130,30 @@ def write_files(files: dict[str, str], what: str = "output") -> None:
         raise
 
 
+def sync_generated(folder: str, files: dict[str, str], suffix: str) -> list[str]:
+    """Make ``folder`` hold exactly ``files`` (name -> text) among its files ending in
+    ``suffix``: those that differ are written (atomically, together), those no longer made are
+    removed. What changed, as lines to print (``wrote PATH``, ``removed PATH``)."""
+    os.makedirs(folder, exist_ok=True)
+    changed: dict[str, str] = {}
+    for name, text in files.items():
+        path = os.path.join(folder, name)
+        try:
+            with open(path, encoding="utf-8") as handle:
+                same = handle.read() == text
+        except OSError:
+            same = False
+        if not same:
+            changed[path] = text
+    write_files(changed, "a generated file")
+    said = []
+    for name in sorted(set(os.listdir(folder)) - set(files)):
+        if name.endswith(suffix):
+            os.remove(os.path.join(folder, name))
+            said.append(f"removed {os.path.join(folder, name)}")
+    return said + [f"wrote {path}" for path in changed]
+
+
 def _stage(path: str, text: str) -> str:
     """``text`` in a temp file beside the (real) target, on disk; returns the temp name."""
     import tempfile  # only when a file is written (not for a run that prints to stdout)

@@ -23,18 +23,13 @@ def expected(folder: str | None = None) -> dict[str, str]:
     return out
 
 
-def main() -> None:
-    from pmanifest.atomic import write_files
+def main(target: str | None = None) -> None:
+    """Bring ``target`` (``policies/snapshots``) up to date, saying what changed."""
+    from pmanifest.atomic import sync_generated
 
-    folder = os.path.join(shipped("pmanifest.policies"), SNAPSHOTS)
-    os.makedirs(folder, exist_ok=True)
-    wanted = expected()
-    write_files({os.path.join(folder, name): text for name, text in wanted.items()},
-                "snapshot")
-    for name in sorted(set(os.listdir(folder)) - set(wanted)):
-        if name.endswith(".json"):  # the snapshot of a file that is gone
-            os.remove(os.path.join(folder, name))
-    print(f"{len(wanted)} snapshots in {folder}")
+    folder = target or os.path.join(shipped("pmanifest.policies"), SNAPSHOTS)
+    for line in sync_generated(folder, expected(), ".json"):
+        print(line)
 
 
 if __name__ == "__main__":

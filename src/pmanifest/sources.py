@@ -99,7 +99,8 @@ def iter_inputs(
     paths: tuple[str, ...], stdin_name: str = "<stdin>", exclude: Exclude | None = None,
 ) -> Iterator[FileRef | Source | Problem]:
     """Every input in a fixed order: files as references, stdin already read."""
-    exclude = exclude or Exclude()
+    if exclude is None:
+        exclude = Exclude()
     skipped = set(exclude.named_excluded(paths))
     for path in paths:
         if path in skipped:

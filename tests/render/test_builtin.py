@@ -64,9 +64,15 @@ def test_the_built_in_templates_are_found() -> None:
     assert "supervisor.sh" not in TEMPLATES  # text, read with get_source
 
 
+@pytest.fixture(scope="module")
+def made() -> dict[str, str]:
+    """What the generator writes now (made once for every template's test)."""
+    return generated()
+
+
 @pytest.mark.parametrize("name", TEMPLATES)
-def test_committed_modules_are_what_the_generator_writes(name: str) -> None:
-    made = generated()
+def test_committed_modules_are_what_the_generator_writes(name: str, made: dict[str, str]
+                                                         ) -> None:
     assert sorted(p.name for p in COMPILED.glob("*.py")) == sorted(made), \
         "run python -m pmanifest.render.precompile"
     assert (COMPILED / "__init__.py").read_text(encoding="utf-8") == made["__init__.py"]

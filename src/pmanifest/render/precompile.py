@@ -63,18 +63,11 @@ def generated() -> dict[str, str]:
 def main(target: FsPath | None = None) -> int:
     """Bring ``target`` (the package's ``compiled`` directory) up to date, saying what
     changed."""
-    if target is None:
-        target = FsPath(shipped("pmanifest.templates", "compiled"))
-    target.mkdir(exist_ok=True)
-    files = generated()
-    for stale in sorted({p.name for p in target.glob("*.py")} - set(files)):
-        (target / stale).unlink()
-        print(f"removed {target / stale}")
-    for file, text in files.items():
-        path = target / file
-        if not path.is_file() or path.read_text(encoding="utf-8") != text:
-            path.write_text(text, encoding="utf-8")
-            print(f"wrote {path}")
+    from pmanifest.atomic import sync_generated
+
+    folder = str(target) if target is not None else shipped("pmanifest.templates", "compiled")
+    for line in sync_generated(folder, generated(), ".py"):
+        print(line)
     return 0
 
 
