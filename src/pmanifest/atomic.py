@@ -19,14 +19,80 @@ import contextlib
 import os
 import stat
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import NamedTuple
 
 import click
 
-from pmanifest.errors import InputError, PmanifestError
+from pmanifest.errors import ConfigError, InputError, PmanifestError
 
 STDOUT = "-"
 Identity = tuple[int, int]  # (st_dev, st_ino) of an existing file
+
+
+class Target(NamedTuple):
+    """One thing a run writes: the option that named it and its path (``-``: stdout, for
+    every option that takes a path)."""
+
+    flag: str
+    path: str
+
+
+def plan_outputs(targets: Sequence[Target], inputs: Mapping[Identity, str]) -> None:
+    """Refuse, before any work is done, what the targets cannot mean together: two of them
+    on stdout, a path that cannot be written, one file named twice (any spelling: the same
+    path, a symbolic or a hard link), a file that is one of the ``inputs``."""
+    on_stdout: Target | None = None
+    seen: dict[object, Target] = {}
+    for target in targets:
+        if target.path == STDOUT:
+            if on_stdout is not None:
+                raise ConfigError(f"{target.flag} - would share stdout with "
+                                  f"{on_stdout.flag}; give {target.flag} a file path")
+            on_stdout = target
+            continue
+        check_writable(target.path, target.flag)
+        key = _target_key(target.path)
+        if key is not None and key in seen:
+            first = seen[key]
+            also = "" if first.path == target.path else f" (as {first.flag} {first.path})"
+            raise ConfigError(f"{target.flag} {target.path} is given twice{also}: the first "
+                              "output would be lost; give each its own file")
+        if key is not None:
+            seen[key] = target
+        refuse_inputs([target.path], inputs, target.flag)
+
+
+def _target_key(path: str) -> object:
+    """What makes two spellings of an output the same file: its identity when it exists,
+    else its real path; None for a character device (``/dev/null`` may take several)."""
+    try:
+        found = os.stat(path)
+    except (OSError, ValueError):
+        return os.path.realpath(path)
+    if stat.S_ISCHR(found.st_mode):
+        return None
+    return found.st_dev, found.st_ino
+
+
+def write_targets(texts: Mapping[Target, str], inputs: Mapping[Identity, str],
+                  what: str = "output") -> None:
+    """Write every target's text: the files first (atomically, together, none of them an
+    input: ``inputs`` and whatever the run read since it was planned), then stdout."""
+    files = {t.path: text for t, text in texts.items() if t.path != STDOUT}
+    for target in texts:
+        if target.path != STDOUT:
+            refuse_inputs([target.path], {**_read_by_run(), **inputs}, target.flag)
+    write_files(files, what)
+    for target, text in texts.items():
+        if target.path == STDOUT:
+            write_bytes(text.encode("utf-8"))
+
+
+def _read_by_run() -> dict[Identity, str]:
+    from pmanifest.reading import read_so_far
+
+    return read_so_far()
 
 
 def identity(path: str) -> Identity | None:
@@ -89,7 +155,7 @@ def check_writable(path: str, flag: str = "--output") -> None:
         raise InputError(f"directory {os.path.dirname(path) or '.'} does not exist", path)
 
 
-def refuse_inputs(outputs: Iterable[str], inputs: dict[Identity, str],
+def refuse_inputs(outputs: Iterable[str], inputs: Mapping[Identity, str],
                   flag: str = "--output") -> None:
     """Refuse an output that is one of the inputs (``identity -> name as given``)."""
     for path in outputs:

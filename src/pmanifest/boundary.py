@@ -74,6 +74,9 @@ class Boundary(click.Group):
             sys.exit(EXIT_USAGE)
 
     def invoke(self, ctx: click.Context) -> Any:
+        from pmanifest.reading import forget_reads
+
+        forget_reads()  # a run starts with nothing read (one process may run several)
         try:
             return super().invoke(ctx)
         except PmanifestError as exc:

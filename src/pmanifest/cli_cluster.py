@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from pmanifest.atomic import echo, write_bytes
+from pmanifest.atomic import echo
 from pmanifest.boundary import Group
 from pmanifest.progress import colour_wanted
 from pmanifest.reporters import FORMATS
@@ -101,7 +101,5 @@ def cluster_events(
     """
     from pmanifest.cluster_command import EventsRequest, run_events
 
-    report = run_events(EventsRequest(paths, output_format, plot_path, checkpoint_seconds,
-                                      nodes, profile, since, until, node_field, time_field,
-                                      spec_path, workload))
-    write_bytes(report.encode("utf-8"))
+    run_events(EventsRequest(paths, output_format, plot_path, checkpoint_seconds, nodes,
+                             profile, since, until, node_field, time_field, spec_path, workload))

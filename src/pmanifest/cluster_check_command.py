@@ -12,14 +12,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pmanifest.atomic import STDOUT, check_writable, input_identities, refuse_inputs, write_files
+from pmanifest.atomic import STDOUT, Target, input_identities, plan_outputs, write_targets
 from pmanifest.cluster_lint import cluster_findings
 from pmanifest.cluster_request import read_request
 from pmanifest.config import resolve_rule
 from pmanifest.document import Finding, ObjectRef
 from pmanifest.errors import ConfigError
 from pmanifest.lint import SEVERITY_RANK, LintOptions
-from pmanifest.lint_command import Output
+from pmanifest.lint_command import Output, output_targets
 from pmanifest.reporters import Summary, reporter
 
 
@@ -39,10 +39,8 @@ def run_check(request: CheckRequest) -> tuple[str, list[str], int]:
     """(stdout, stderr lines, exit code); PmanifestError for exit-2 problems."""
     if request.paths.count("-") > 1:
         raise ConfigError("- (stdin) can be given only once")
-    for output in request.outputs:
-        check_writable(output.path)
     read = input_identities(request.paths)
-    refuse_inputs((o.path for o in request.outputs), read)
+    plan_outputs(output_targets(request.outputs), read)
     options = LintOptions(severities={resolve_rule(name): "off" for name in request.disable})
     findings: list[Finding] = []
     checked: list[tuple[str, str]] = []
@@ -58,8 +56,8 @@ def run_check(request: CheckRequest) -> tuple[str, list[str], int]:
         if output.path == STDOUT:
             stdout = text
         else:
-            reports[output.path] = text
-    write_files(reports, "report")
+            reports[Target("--output", output.path)] = text
+    write_targets(reports, read, "report")
     messages = []
     if findings and any(o.format == "text" for o in request.outputs):
         from pmanifest.reporters.text_format import summary_line

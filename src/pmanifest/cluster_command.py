@@ -1,7 +1,8 @@
 """``pmanifest cluster events``: files -> events -> history and sizing -> text/JSON (+ SVG).
 
 Everything is computed before anything is written: the plot goes to its file atomically, then
-the report to stdout, so an error leaves neither half-written.
+the report to stdout, so an error leaves neither half-written. Both are targets of the one
+writer (``atomic.plan_outputs``): ``--plot -`` is stdout, which the report already takes.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from pmanifest.atomic import check_writable, input_identities, refuse_inputs, write_files
+from pmanifest.atomic import STDOUT, Identity, Target, input_identities, plan_outputs, write_targets
 from pmanifest.checkpoint_math import SEED_CHECKPOINT_SECONDS
 from pmanifest.cluster_events import DEFAULT_NODE_FIELD, Fields, parse_time, read_source
 from pmanifest.errors import ConfigError
@@ -38,12 +39,15 @@ class EventsRequest:
     workload: str | None = None  # which one, when the spec has several preemptible workers
 
 
-def run_events(request: EventsRequest) -> str:
-    """The report for stdout (the plot, if asked for, is already written)."""
+REPORT = Target("the report", STDOUT)
+
+
+def run_events(request: EventsRequest) -> None:
+    """Write the plot, if asked for, then the report to stdout."""
     from pmanifest.events_report import json_text, text
     from pmanifest.preemption_history import history, sizing
 
-    _check_outputs(request)
+    targets = _check_outputs(request)
     taken = _from_spec(request.spec, request.workload, request.profile) if request.spec else None
     profile = get_profile(request.profile or (taken.profile if taken else DEFAULT_PROFILE))
     since, until = _window(request)
@@ -56,23 +60,24 @@ def run_events(request: EventsRequest) -> str:
     sized = sizing(found, checkpoint, nodes, profile, taken.origin(request) if taken else None,
                    taken.grace if taken else None, taken.margin if taken else None)
     report = json_text(found, sized) if request.output_format == "json" else text(found, sized)
+    texts = {REPORT: report}
     if request.plot is not None:
         from pmanifest.timeline_svg import svg
 
-        write_files({request.plot: svg(found)}, "the plot")
-    return report
+        texts = {Target("--plot", request.plot): svg(found), **texts}
+    write_targets(texts, targets)
 
 
-def _check_outputs(request: EventsRequest) -> None:
-    """Refuse, before reading anything, what the flags cannot mean together."""
+def _check_outputs(request: EventsRequest) -> dict[Identity, str]:
+    """Refuse, before reading anything, what the flags cannot mean together; the inputs."""
     if request.paths.count("-") > 1:
         raise ConfigError("- (stdin) can be given only once")
-    if request.plot is not None:
-        check_writable(request.plot, "--plot")
-        read = [*request.paths, *([request.spec] if request.spec is not None else [])]
-        refuse_inputs([request.plot], input_identities(read), "--plot")
     if request.workload is not None and request.spec is None:
         raise ConfigError("--workload names a workload of --spec: give the spec too")
+    inputs = input_identities([*request.paths, *([request.spec] if request.spec else [])])
+    plot = [Target("--plot", request.plot)] if request.plot is not None else []
+    plan_outputs([REPORT, *plot], inputs)
+    return inputs
 
 
 def _window(request: EventsRequest) -> tuple[datetime | None, datetime | None]:

@@ -9,13 +9,12 @@ rendered, so an error never leaves a half-written report behind.
 from __future__ import annotations
 
 import contextlib
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path as FsPath
 from typing import TYPE_CHECKING, NamedTuple, TextIO
 
-from pmanifest.atomic import STDOUT, Identity, check_writable, identity, refuse_inputs, write_files
+from pmanifest.atomic import STDOUT, Identity, Target, identity, plan_outputs, write_targets
 from pmanifest.config import Config, config_from, resolve_rule
 from pmanifest.document import Finding
 from pmanifest.errors import ConfigError, InputError
@@ -85,14 +84,12 @@ def pair_outputs(formats: tuple[str, ...], paths: tuple[str, ...]) -> tuple[Outp
     if len(to_stdout) > 1:
         raise ConfigError(f"formats {', '.join(to_stdout)} would all go to stdout; "
                           "give each but one an --output FILE")
-    seen: set[str] = set()
-    for o in outputs:
-        if o.path != STDOUT:
-            key = os.path.abspath(o.path)
-            if key in seen:
-                raise ConfigError(f"--output {o.path} is given twice")
-            seen.add(key)
     return outputs
+
+
+def output_targets(outputs: tuple[Output, ...]) -> list[Target]:
+    """The one writer's targets of ``--output`` pairs."""
+    return [Target("--output", o.path) for o in outputs]
 
 
 def options_for(request: LintRequest, config: Config) -> LintOptions:
@@ -205,11 +202,9 @@ def _lint(request: LintRequest, config: Config) -> LintResult:
         options = options._replace(record_objects=True)
     fail_on = request.fail_on or config.fail_on or "error"
     check_paths(request.paths)
-    for output in request.outputs:
-        check_writable(output.path)
     run = _new_run(request, config)
     run.rules = sum(1 for rule_id in registry() if options.enabled(rule_id))
-    refuse_inputs((o.path for o in request.outputs), run.read)
+    plan_outputs(output_targets(request.outputs), run.read)
     exclude = Exclude(config.exclude, config.base_dir, request.force_exclude)
     inputs = mark_patches(list(_kept(iter_inputs(request.paths, request.stdin_filename,
                                                  exclude), run, options)))
@@ -266,16 +261,15 @@ def _reports(request: LintRequest, run: _Run) -> str:
     """Render every report of the run; write the files; return what goes to stdout."""
     summary = run.summary
     stdout = ""
-    reports: dict[str, str] = {}
+    reports: dict[Target, str] = {}
     for output in request.outputs:
         colour = request.colour and output.path == STDOUT
         text = reporter(output.format)(run.findings, summary, colour)
         if output.path == STDOUT:
             stdout = text
         else:
-            reports[output.path] = text
-    refuse_inputs(reports, run.read)
-    write_files(reports, "report")
+            reports[Target("--output", output.path)] = text
+    write_targets(reports, run.read, "report")
     return stdout
 
 

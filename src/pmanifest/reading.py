@@ -67,11 +67,30 @@ def read_limited(path: str) -> tuple[bytes, Identity | None]:
         raise Unreadable(TOO_BIG)
     try:
         with open(path, "rb") as handle:
-            return read_stream(handle), identity_of(handle)
+            raw, found_identity = read_stream(handle), identity_of(handle)
     except IsADirectoryError:
         raise
     except OSError as exc:
         raise Unreadable(exc.strerror or str(exc)) from None
+    if found_identity is not None:
+        _READ.setdefault(found_identity, path)
+    return raw, found_identity
+
+
+# Every regular file this process read, identity -> name as given: no output may replace one
+# (atomic.write_targets asks, so a file found while the run went on counts as much as one
+# named on the command line).
+_READ: dict[Identity, str] = {}
+
+
+def forget_reads() -> None:
+    """Start a new run: nothing read yet."""
+    _READ.clear()
+
+
+def read_so_far() -> dict[Identity, str]:
+    """The regular files read so far by this process (identity -> name as given)."""
+    return dict(_READ)
 
 
 def read_stream(stream: BinaryIO) -> bytes:

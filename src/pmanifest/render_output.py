@@ -7,11 +7,10 @@ import click
 from pmanifest.atomic import (
     STDOUT,
     Identity,
-    check_writable,
+    Target,
     input_identities,
-    refuse_inputs,
-    write_bytes,
-    write_files,
+    plan_outputs,
+    write_targets,
 )
 from pmanifest.errors import InputError
 
@@ -42,12 +41,11 @@ def destination(
         return STDOUT, output_format or "yaml"
     if check is not None:
         raise InputError("--check compares with a file; it cannot be combined with -O FILE")
-    check_writable(output_file, "-O")
     read = input_identities(inputs)
     if templates_dir is not None:
         for key, name in _template_files(templates_dir).items():
             read.setdefault(key, name)
-    refuse_inputs([output_file], read, "-O")
+    plan_outputs([Target("-O", output_file)], read)
     return output_file, output_format or ("json" if output_file.endswith(".json") else "yaml")
 
 
@@ -64,10 +62,7 @@ def _template_files(directory: str) -> dict[Identity, str]:
 
 
 def write_output(rendered: str, target: str) -> None:
-    if target == STDOUT:
-        write_bytes(rendered.encode("utf-8"))
-    else:
-        write_files({target: rendered}, "rendered manifests")
+    write_targets({Target("-O", target): rendered}, {}, "rendered manifests")
 
 
 def check_drift(rendered: str, committed_path: str) -> str:

@@ -210,3 +210,79 @@ def test_an_output_onto_the_file_given_as_stdin_is_refused(tmp_path: Path, args:
         f"{name}: {flag} is one of the inputs (stdin): writing there would destroy it; choose "
         "another path\n"))
     assert spec.read_bytes() == before
+
+
+# -- one writer: "-" is stdout for every option, and one file is never two outputs -------------
+
+@pytest.mark.parametrize("named_dash", ["file", "link"])
+def test_cluster_events_plot_dash_is_stdout_never_a_file_named_dash(
+        tmp_path: Path, runner: CliRunner, named_dash: str) -> None:
+    """``--plot -`` is stdout, which the report already takes: refused before anything is
+    read or written. A file named ``-`` (or a link named ``-`` to the input) keeps its bytes."""
+    shutil.copy(CLUSTER / "kubectl-events.json", tmp_path / "ev.json")
+    dash = tmp_path / "-"
+    if named_dash == "link":
+        dash.symlink_to("ev.json")
+    else:
+        shutil.copy(CLUSTER / "kubectl-events.json", dash)
+    before = (tmp_path / "ev.json").read_bytes()
+    result = invoke(runner, ["cluster", "events", "ev.json", "./-", "--plot", "-"])
+    assert (result.exit_code, result.stdout, result.stderr) == (2, "", (
+        "pmanifest: --plot - would share stdout with the report; give --plot a file path\n"))
+    assert dash.read_bytes() == before
+    assert dash.is_symlink() == (named_dash == "link")
+    assert (tmp_path / "ev.json").read_bytes() == before
+
+
+def test_cluster_events_plot_onto_an_input_named_dash_is_refused(
+        tmp_path: Path, runner: CliRunner) -> None:
+    shutil.copy(CLUSTER / "kubectl-events.json", tmp_path / "-")
+    _unchanged(tmp_path / "-", ["cluster", "events", "./-", "--plot", "./-"], runner,
+               "./-: --plot is one of the inputs: writing there would destroy it; choose "
+               "another path\n")
+
+
+@pytest.mark.parametrize("spelling", ["symlink", "hardlink", "dotted"])
+def test_two_spellings_of_one_report_file_are_refused(tmp_path: Path, runner: CliRunner,
+                                                      spelling: str) -> None:
+    """The second report would replace the first: refused, whatever the spelling."""
+    (tmp_path / "k.yaml").write_text(CONFIGMAP)
+    (tmp_path / "a.json").write_text("old")
+    other = {"symlink": "b.json", "hardlink": "b.json", "dotted": "./a.json"}[spelling]
+    if spelling == "symlink":
+        (tmp_path / "b.json").symlink_to("a.json")
+    elif spelling == "hardlink":
+        os.link(tmp_path / "a.json", tmp_path / "b.json")
+    result = invoke(runner, ["lint", "k.yaml", "--format", "json", "--output", "a.json",
+                             "--format", "sarif", "--output", other])
+    assert (result.exit_code, result.stdout, result.stderr) == (2, "", (
+        f"pmanifest: --output {other} is given twice (as --output a.json): the first output "
+        "would be lost; give each its own file\n"))
+    assert (tmp_path / "a.json").read_text() == "old"
+
+
+def test_two_new_report_files_through_a_linked_directory_are_refused(
+        tmp_path: Path, runner: CliRunner) -> None:
+    (tmp_path / "k.yaml").write_text(CONFIGMAP)
+    (tmp_path / "out").mkdir()
+    (tmp_path / "alias").symlink_to("out")
+    result = invoke(runner, ["cluster", "check", str(CLUSTER / "create-request.json"),
+                             "--format", "json", "--output", "out/r.json",
+                             "--format", "sarif", "--output", "alias/r.json"])
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr.startswith("pmanifest: --output alias/r.json is given twice")
+    assert not (tmp_path / "out" / "r.json").exists()
+
+
+def test_distinct_reports_and_one_null_device_twice_are_written(tmp_path: Path,
+                                                                runner: CliRunner) -> None:
+    """The positives around it: two files, or a character device named twice, are fine."""
+    (tmp_path / "k.yaml").write_text(CONFIGMAP)
+    null = tmp_path / "null"
+    os.mknod(null, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    result = invoke(runner, ["lint", "k.yaml", "--format", "json", "--output", "a.json",
+                             "--format", "sarif", "--output", "b.sarif", "--format", "junit",
+                             "--output", str(null), "--format", "text", "--output", str(null)])
+    assert result.exit_code == 0, result.stderr
+    assert (tmp_path / "a.json").read_text().startswith("{")
+    assert (tmp_path / "b.sarif").read_text().startswith("{")

@@ -100,7 +100,8 @@ def test_outputs_only_to_files_print_nothing(runner: CliRunner, tmp_path: Path) 
      "pmanifest: --output b.json: no --format to pair with (give one --format per --output, "
      "in order)\n"),
     (["--format", "json", "--output", "a.json", "--format", "sarif", "--output", "./a.json"],
-     "pmanifest: --output ./a.json is given twice\n"),
+     "pmanifest: --output ./a.json is given twice (as --output a.json): the first output would "
+     "be lost; give each its own file\n"),
     (["--format", "sarif", "--output", "missing/r.sarif"],
      "missing/r.sarif: directory missing does not exist\n"),
     (["--format", "sarif", "--output", "k8s"],
