@@ -115,13 +115,14 @@ def _search_dirs(directory: str, cwd: str) -> list[str]:
 
 
 def _text(path: str) -> str | None:
-    """A kustomization's text, or None when it cannot be read (or is not a kustomization's
-    size)."""
+    """A kustomization's text, or None when it cannot be read, is not a regular file (a FIFO
+    would be drained, a device read on) or is not a kustomization's size."""
+    from pmanifest.reading import Unreadable, read_limited
+
     try:
-        with open(path, "rb") as handle:
-            raw = handle.read(MAX_KUSTOMIZATION_BYTES + 1)
-        return decode(raw) if len(raw) <= MAX_KUSTOMIZATION_BYTES else None
-    except (OSError, YamlProblem):
+        raw, _ = read_limited(path, MAX_KUSTOMIZATION_BYTES, regular_only=True)
+        return decode(raw)
+    except (OSError, Unreadable, YamlProblem):
         return None
 
 

@@ -53,9 +53,11 @@ class Unreadable(Exception):
         self.reason = reason
 
 
-def read_limited(path: str) -> tuple[bytes, Identity | None]:
-    """The bytes of a regular file or FIFO and its identity; Unreadable for anything else
-    (a directory raises IsADirectoryError), or beyond MAX_INPUT_BYTES."""
+def read_limited(path: str, limit: int = MAX_INPUT_BYTES,
+                 regular_only: bool = False) -> tuple[bytes, Identity | None]:
+    """The bytes of a regular file or FIFO (``regular_only``: a regular file) and its
+    identity; Unreadable for anything else (a directory raises IsADirectoryError), or beyond
+    ``limit`` bytes."""
     try:
         found = os.stat(path)
     except OSError as exc:
@@ -63,11 +65,13 @@ def read_limited(path: str) -> tuple[bytes, Identity | None]:
     for test, kind in _KINDS:
         if test(found.st_mode):
             raise Unreadable(f"{kind}, not a file")
-    if stat.S_ISREG(found.st_mode) and found.st_size > MAX_INPUT_BYTES:
-        raise Unreadable(TOO_BIG)
+    if regular_only and stat.S_ISFIFO(found.st_mode):
+        raise Unreadable("a FIFO, not a file")
+    if stat.S_ISREG(found.st_mode) and found.st_size > limit:
+        raise Unreadable(TOO_BIG if limit == MAX_INPUT_BYTES else f"more than {limit} bytes")
     try:
         with open(path, "rb") as handle:
-            raw, found_identity = read_stream(handle), identity_of(handle)
+            raw, found_identity = read_stream(handle, limit), identity_of(handle)
     except IsADirectoryError:
         raise
     except OSError as exc:
@@ -93,11 +97,11 @@ def read_so_far() -> dict[Identity, str]:
     return dict(_READ)
 
 
-def read_stream(stream: BinaryIO) -> bytes:
-    """All of an open stream (stdin, a pipe), or Unreadable beyond MAX_INPUT_BYTES."""
-    raw = stream.read(MAX_INPUT_BYTES + 1)
-    if len(raw) > MAX_INPUT_BYTES:
-        raise Unreadable(TOO_BIG)
+def read_stream(stream: BinaryIO, limit: int = MAX_INPUT_BYTES) -> bytes:
+    """All of an open stream (stdin, a pipe), or Unreadable beyond ``limit`` bytes."""
+    raw = stream.read(limit + 1)
+    if len(raw) > limit:
+        raise Unreadable(TOO_BIG if limit == MAX_INPUT_BYTES else f"more than {limit} bytes")
     return raw
 
 

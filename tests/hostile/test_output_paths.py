@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from tests.hostile.conftest import invoke, summary
+from tests.hostile.conftest import invoke, run_real, summary
 
 ROOT = Path(__file__).resolve().parents[2]
 SPEC = ROOT / "examples" / "finetune-sigterm.yaml"
@@ -286,3 +286,43 @@ def test_distinct_reports_and_one_null_device_twice_are_written(tmp_path: Path,
     assert result.exit_code == 0, result.stderr
     assert (tmp_path / "a.json").read_text().startswith("{")
     assert (tmp_path / "b.sarif").read_text().startswith("{")
+
+
+GRACE_PATCH = ("apiVersion: batch/v1\nkind: Job\nmetadata: {name: train}\nspec:\n  template:\n"
+               "    spec:\n      terminationGracePeriodSeconds: 900\n")
+
+
+def test_an_output_onto_the_kustomization_the_patch_search_read_is_refused(
+        tmp_path: Path, runner: CliRunner) -> None:
+    """Not named on the command line, found above a patch: read all the same, so kept."""
+    kustomization = tmp_path / "app" / "kustomization.yaml"
+    (tmp_path / "app" / "patches").mkdir(parents=True)
+    kustomization.write_text("resources: [cm.yaml]\npatches: [{path: patches/grace.yaml}]\n")
+    (tmp_path / "app" / "cm.yaml").write_text(CONFIGMAP)
+    (tmp_path / "app" / "patches" / "grace.yaml").write_text(GRACE_PATCH)
+    _unchanged(kustomization, ["lint", "app/patches/grace.yaml", "app/cm.yaml", "--format",
+                               "json", "--output", "app/kustomization.yaml"], runner,
+               "app/kustomization.yaml: --output is one of the inputs: writing there would "
+               "destroy it; choose another path\n")
+    # the positive around it: another path gets the report
+    result = invoke(runner, ["lint", "app/patches/grace.yaml", "app/cm.yaml", "--format",
+                             "json", "--output", "app/report.json"])
+    assert result.exit_code == 0, result.stderr
+    assert '"PM007"' in (tmp_path / "app" / "report.json").read_text()
+
+
+def test_a_named_fifo_kustomization_is_read_once_never_reopened(tmp_path: Path) -> None:
+    """A FIFO named kustomization.yaml given as an input is linted as one (its writer writes
+    once); the patch search then reads regular files only: reopening the FIFO would wait for
+    a second writer for ever."""
+    (tmp_path / "app").mkdir()
+    fifo = tmp_path / "app" / "kustomization.yaml"
+    os.mkfifo(fifo)
+    (tmp_path / "app" / "grace.yaml").write_text(GRACE_PATCH)
+    writer = threading.Thread(target=lambda: fifo.write_text(CONFIGMAP), daemon=True)
+    writer.start()
+    proc = run_real(["lint", "app/kustomization.yaml", "app/grace.yaml", "--select", "PM201"],
+                    tmp_path, limit=30)
+    writer.join(5)
+    assert proc.returncode == 1, proc.stderr
+    assert b"grace-period-over-limit" in proc.stdout
