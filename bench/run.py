@@ -71,7 +71,7 @@ def peak_rss_kb(cmd: list[str]) -> int:
 
 
 def throughput(corpus: list[Path], repeats: int) -> str:
-    from pmanifest.lint import LintOptions, lint_file
+    from pmanifest.lint.engine import LintOptions, lint_file
 
     def parse_only() -> None:
         for path in corpus:

@@ -31,11 +31,14 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pmanifest.kube.profile import DEFAULT_PROFILE, profile_names
+
 _SCRIPT = Path(sys.executable).parent / "pmanifest"  # the console script users run
 PMANIFEST = [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-m", "pmanifest"]
 SUFFIXES = (".yaml", ".yml", ".json")
 SKIPPED_DIRS = ("vendor", "node_modules")
-ALL_PROFILES = ("together", "gke", "gke-autopilot", "karpenter", "aks")
+# every shipped profile, the default (what a user gets when nothing is said) first
+ALL_PROFILES = tuple(sorted(profile_names(), key=lambda name: name != DEFAULT_PROFILE))
 # A repository whose name holds one of these words is written for that provider.
 PROVIDER_WORDS = (
     (("gke", "google", "gcp", "kubernetes-engine"), "gke"),

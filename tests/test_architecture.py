@@ -179,16 +179,60 @@ def test_every_module_has_a_layer_and_imports_only_downwards() -> None:
     assert not upwards, "imports that go up a layer:\n" + "\n".join(upwards)
 
 
-def test_reporters_import_no_check_code() -> None:
-    graph = _graph()
-    forbidden = ("pmanifest.rules", "pmanifest.policy", "pmanifest.lint")
+def _reach(graph: dict[str, set[str]], start: str) -> set[str]:
+    """Every module the modules of package ``start`` import, directly or not."""
     seen: set[str] = set()
-    todo = [m for m in graph if m.startswith("pmanifest.reporters")]
-    while todo:  # everything reporters import, transitively
+    todo = [m for m in graph if m == start or m.startswith(start + ".")]
+    while todo:
         module = todo.pop()
-        if module in seen:
-            continue
-        seen.add(module)
-        todo.extend(graph[module])
-    bad = sorted(m for m in seen if m.startswith(forbidden) and m != "pmanifest.lint_command")
+        if module not in seen:
+            seen.add(module)
+            todo.extend(graph[module])
+    return seen
+
+
+def test_reporters_import_no_check_code() -> None:
+    forbidden = ("pmanifest.rules", "pmanifest.policy", "pmanifest.lint")
+    bad = sorted(m for m in _reach(_graph(), "pmanifest.reporters") if m.startswith(forbidden))
     assert not bad, f"reporters reach check code: {bad}"
+
+
+def test_render_never_reaches_the_lint_engine() -> None:
+    """Render warnings compose two features; the composition lives in cli, not in render."""
+    forbidden = ("pmanifest.lint", "pmanifest.rules", "pmanifest.policy", "pmanifest.reporters",
+                 "pmanifest.cli")
+    bad = sorted(m for m in _reach(_graph(), "pmanifest.render") if m.startswith(forbidden))
+    assert not bad, f"render reaches {bad}"
+
+
+def test_a_handful_of_top_level_modules_and_packages_that_say_what_they_own() -> None:
+    top_modules = sorted(p.stem for p in PACKAGE.glob("*.py"))
+    assert len(top_modules) <= 6, f"top-level modules: {top_modules}"
+    for init in sorted(PACKAGE.glob("*/__init__.py")):
+        tree = ast.parse(init.read_text(encoding="utf-8"))
+        doc = ast.get_docstring(tree)
+        assert doc and "import" in doc.lower(), f"{init}: say what the package owns and may import"
+
+
+def _private_imports(name: str, path: Path, modules: dict[str, Path]) -> list[str]:
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            source = _absolute(node, package, name)
+            found += [f"{name} imports {source}.{alias.name}" for alias in node.names
+                      if alias.name.startswith("_") and not alias.name.startswith("__")
+                      and source in modules and source != name]
+    return found
+
+
+def test_no_private_name_is_imported_from_another_module(tmp_path: Path) -> None:
+    modules = _modules()
+    found = [hit for name, path in modules.items()
+             for hit in _private_imports(name, path, modules)]
+    assert not found, "private names imported across modules:\n" + "\n".join(found)
+    # the check itself can fail
+    probe = tmp_path / "probe.py"
+    probe.write_text("from pmanifest.kube.workloads import _private\n")
+    assert _private_imports("pmanifest.probe", probe, modules) == [
+        "pmanifest.probe imports pmanifest.kube.workloads._private"]

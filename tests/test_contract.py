@@ -17,10 +17,11 @@ from typing import Any
 
 import yaml
 
-from pmanifest import contract, workload_kinds
-from pmanifest.contract import SIGTERM_EXIT
-from pmanifest.lint import LintOptions, lint_bytes
-from pmanifest.render import render_text
+from pmanifest.kube import contract
+from pmanifest.kube import kinds as workload_kinds
+from pmanifest.kube.contract import SIGTERM_EXIT
+from pmanifest.lint.engine import LintOptions, lint_bytes
+from pmanifest.render.engine import render_text
 
 ROOT = Path(__file__).resolve().parent.parent
 MAIN = "import os, sys, time; open(sys.argv[1], 'w').write('up'); time.sleep(60)"

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from pmanifest import crd_schema
+from pmanifest.schema import crd as crd_schema
 
 
 def pod_template() -> dict[str, Any]:

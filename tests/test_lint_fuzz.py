@@ -9,7 +9,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pmanifest.lint import LintOptions, lint_bytes
+from pmanifest.lint.engine import LintOptions, lint_bytes
 from tests.treepaths import all_paths
 
 SEED_MANIFEST: dict[str, Any] = {

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from pmanifest.loader import Broken, Loaded, YamlProblem, decode, load_documents, load_single
+from pmanifest.loader.documents import (
+    Broken,
+    Loaded,
+    YamlProblem,
+    decode,
+    load_documents,
+    load_single,
+)
 
 
 def docs(text: str) -> list[Loaded | Broken]:
@@ -96,7 +103,7 @@ def test_load_single_refuses_several_documents_and_empty_files() -> None:
 def test_list_items_get_their_own_positions_in_linear_time() -> None:
     import time
 
-    from pmanifest.lint import LintOptions, lint_bytes
+    from pmanifest.lint.engine import LintOptions, lint_bytes
 
     items = "".join(f"  - {{apiVersion: v1, kind: Pod, metadata: {{name: p{i}}}, spec: "
                     f"{{containers: [{{name: c, image: i, bogus: {i}}}]}}}}\n"
@@ -130,11 +137,11 @@ LOOP_CASES = [
 def test_data_only_and_recording_parses_agree(text: str) -> None:
     """The first parse (data only, strings handled inline) and the one that records positions
     build the same data, or refuse the document with the same message at the same place."""
-    from pmanifest.loader.builder import _Builder
+    from pmanifest.loader.builder import DocumentBuilder
 
     def parse(record: bool) -> object:
         try:
-            built = _Builder(0, record=record).run(text)
+            built = DocumentBuilder(0, record=record).run(text)
         except YamlProblem as problem:
             return (problem.message, problem.line, problem.column)
         return built[0] if built is not None else None

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from pmanifest.cli import main
+from pmanifest.cli.main import main
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 from gen_corpus import generate
@@ -35,7 +35,7 @@ def test_compiled_schema_check_matches_jsonschema(
     corpus: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     fast = lint(corpus, "--jobs", "1")
-    from pmanifest import schema
+    from pmanifest.schema import kubernetes as schema
 
     monkeypatch.setattr(schema, "_fast_check", lambda *args: None)
     slow = lint(corpus, "--jobs", "1")
@@ -44,14 +44,14 @@ def test_compiled_schema_check_matches_jsonschema(
 
 
 def test_parallel_output_is_identical(corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from pmanifest import parallel
+    from pmanifest.lint import parallel
 
     monkeypatch.setattr(parallel, "MIN_FILES_PER_WORKER", 8)  # make sure workers really run
     assert lint(corpus, "--jobs", "2") == lint(corpus, "--jobs", "1")
 
 
 def test_default_jobs_is_bounded() -> None:
-    from pmanifest.parallel import MAX_JOBS, default_jobs
+    from pmanifest.lint.parallel import MAX_JOBS, default_jobs
 
     assert 1 <= default_jobs() <= MAX_JOBS
 
@@ -68,7 +68,7 @@ def test_positions_located_path_by_path_match_whole_tables(
     Kustomize output, scripts in block scalars) gives the same findings at the same places."""
     monkeypatch.chdir(CORPUS_REPO)
     default = lint(Path("."), "--jobs", "1")
-    from pmanifest import loader
+    from pmanifest.loader import documents as loader
 
     monkeypatch.setattr(loader, "LOCATE_ABOVE", locate_above)
     assert lint(Path("."), "--jobs", "1") == default

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from pmanifest.placement import Placement, placement_of
-from pmanifest.profile import get_profile
+from pmanifest.kube.placement import Placement, placement_of
+from pmanifest.kube.profile import get_profile
 
 LABEL = "together.ai/compute-class"
 PROFILE = get_profile("together")
@@ -259,8 +259,8 @@ def test_contradictions_among_standard_values_of_the_label(pod: dict[str, Any]) 
 
 
 def test_empty_affinity_term_matches_no_node() -> None:
-    from pmanifest.placement import placement_of
-    from pmanifest.profile import get_profile
+    from pmanifest.kube.placement import placement_of
+    from pmanifest.kube.profile import get_profile
 
     required = {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{}]}}
     placement = placement_of({"affinity": {"nodeAffinity": required}}, get_profile())
@@ -269,8 +269,8 @@ def test_empty_affinity_term_matches_no_node() -> None:
 
 
 def test_match_fields_node_name_pins_like_node_name() -> None:
-    from pmanifest.placement import placement_of
-    from pmanifest.profile import get_profile
+    from pmanifest.kube.placement import placement_of
+    from pmanifest.kube.profile import get_profile
 
     term = {"matchFields": [{"key": "metadata.name", "operator": "In",
                              "values": ["gpu-preemptible-dp-7"]}]}

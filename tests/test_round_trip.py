@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from pmanifest.lint import LintOptions, lint_bytes
-from pmanifest.render import render_text
+from pmanifest.lint.engine import LintOptions, lint_bytes
+from pmanifest.render.engine import render_text
 
 EXAMPLES = sorted((Path(__file__).resolve().parent.parent / "examples").glob("*.yaml"))
 
@@ -18,7 +18,7 @@ EXAMPLES = sorted((Path(__file__).resolve().parent.parent / "examples").glob("*.
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.name)
 @pytest.mark.parametrize("version", ["1.29", "1.31", "1.37"])
 def test_rendered_examples_lint_clean(example: Path, version: str) -> None:
-    from pmanifest.render import RenderOptions
+    from pmanifest.render.engine import RenderOptions
 
     rendered = render_text(example.read_text(), str(example), RenderOptions(version))
     findings = lint_bytes(rendered.encode(), "rendered.yaml", LintOptions(version))

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pmanifest import schema
+from pmanifest.schema import kubernetes as schema
 
 JOB: dict[str, Any] = {
     "apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "x", "labels": {"a": "b"}},
@@ -178,7 +178,7 @@ COMBINATORS: dict[str, Any] = {
 def test_fast_combinators_agree_with_jsonschema(value: dict[str, Any]) -> None:
     from jsonschema import Draft202012Validator
 
-    from pmanifest.fastschema import compile_schema
+    from pmanifest.schema.fast import compile_schema
 
     fast = compile_schema(COMBINATORS, {})
     assert fast is not None
@@ -200,7 +200,7 @@ ROOT = {"$ref": "#/$defs/Node"}
 def test_definitions_compile_when_a_value_reaches_them() -> None:
     """A definition is compiled on first use: one with a keyword the compiler does not know
     makes only the values that reach it undecided (False: the caller asks jsonschema)."""
-    from pmanifest.fastschema import Compiler, compile_schema
+    from pmanifest.schema.fast import Compiler, compile_schema
 
     fast = compile_schema(ROOT, DEFINITIONS)
     assert fast is not None  # neither Odd nor Unused stops the compiler

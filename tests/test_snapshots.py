@@ -10,12 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from pmanifest import catalogue, profile
+from pmanifest import catalogue
 from pmanifest.catalogue import FILE_SCHEMA, RegistryError
-from pmanifest.datafile import SNAPSHOTS, load_data, load_shipped, snapshot_of
 from pmanifest.errors import ConfigError
-from pmanifest.reading import shipped
-from pmanifest.snapshots import expected
+from pmanifest.generate import expected
+from pmanifest.io.reading import shipped
+from pmanifest.kube import profile
+from pmanifest.schema.datafile import SNAPSHOTS, load_data, load_shipped, snapshot_of
+from tests.rules.running import catalogue_entries
 
 FOLDER = Path(shipped("pmanifest.policies"))
 SCHEMA = {"type": "object", "required": ["name"], "additionalProperties": False,
@@ -23,13 +25,13 @@ SCHEMA = {"type": "object", "required": ["name"], "additionalProperties": False,
 
 
 def test_every_snapshot_is_current() -> None:
-    """Fails after a YAML file of policies/ is edited: run `python -m pmanifest.snapshots`."""
+    """Fails after a YAML file of policies/ is edited: run `python -m pmanifest.generate`."""
     wanted = expected()
     committed = {path.name: path.read_text(encoding="utf-8")
                  for path in (FOLDER / SNAPSHOTS).glob("*.json")}
     assert sorted(committed) == sorted(wanted)
     stale = [name for name, text in wanted.items() if committed[name] != text]
-    assert not stale, f"stale snapshots {stale}: run `python -m pmanifest.snapshots`"
+    assert not stale, f"stale snapshots {stale}: run `python -m pmanifest.generate`"
     assert "profiles.yaml.json" in wanted and len(wanted) == len(catalogue.catalogue_files()) + 1
 
 
@@ -37,7 +39,7 @@ def test_the_catalogue_and_profiles_equal_what_their_yaml_says() -> None:
     from_yaml = {}
     for name in catalogue.catalogue_files():
         text = (FOLDER / name).read_text(encoding="utf-8")
-        from_yaml.update({m.id: m for m in catalogue._entries(text, f"policies/{name}")})
+        from_yaml.update({m.id: m for m in catalogue_entries(text, f"policies/{name}")})
     assert catalogue.builtin() == from_yaml
     assert len(from_yaml) > 30
     text = (FOLDER / profile.PROFILES_FILE).read_text(encoding="utf-8")
@@ -108,19 +110,3 @@ def test_snapshots_ship_in_the_package() -> None:
     pyproject = Path(__file__).resolve().parent.parent / "pyproject.toml"
     if pyproject.is_file():  # from the source tree: the wheel's package data names them
         assert '"snapshots/*.json"' in pyproject.read_text(encoding="utf-8")
-
-
-def test_the_generator_writes_what_changed_and_removes_what_is_gone(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    from pmanifest.snapshots import main
-
-    (tmp_path / "rules-gone.yaml.json").write_text("{}\n", encoding="utf-8")
-    main(str(tmp_path))
-    assert {p.name: p.read_text(encoding="utf-8") for p in tmp_path.iterdir()} == expected()
-    out = capsys.readouterr().out
-    assert f"removed {tmp_path / 'rules-gone.yaml.json'}\n" in out
-    assert out.count("wrote ") == len(expected())
-    (tmp_path / "profiles.yaml.json").write_text("edited\n", encoding="utf-8")
-    main(str(tmp_path))
-    assert capsys.readouterr().out == f"wrote {tmp_path / 'profiles.yaml.json'}\n"

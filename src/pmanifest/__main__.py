@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pmanifest.cli import main
+from pmanifest.cli.main import main
 
 if __name__ == "__main__":
     main(prog_name="pmanifest")

@@ -21,7 +21,7 @@ import functools
 import re
 from typing import Any, NamedTuple
 
-from pmanifest.contract import DAEMON_ROLE, ROLES
+from pmanifest.kube.contract import DAEMON_ROLE, ROLES
 
 SEVERITIES = ("error", "warning", "info")
 # once per pod template (with its role and placement) / Kubernetes object / cluster request or
@@ -116,12 +116,12 @@ def _add(rules: dict[str, RuleMeta], new: RuleMeta) -> None:
 @functools.cache
 def builtin() -> dict[str, RuleMeta]:
     """The built-in rules' metadata, from ``policies/rules-*.yaml``."""
-    from pmanifest.datafile import load_shipped
+    from pmanifest.schema.datafile import load_shipped
 
     rules: dict[str, RuleMeta] = {}
     for name in catalogue_files():
         items = load_shipped(name, FILE_SCHEMA, CATALOGUE_WORDS, RegistryError)
-        for meta in _metas(items, f"policies/{name}"):
+        for meta in metas_of(items, f"policies/{name}"):
             _add(rules, meta)
     return rules
 
@@ -131,21 +131,14 @@ def catalogue_files() -> list[str]:
     import fnmatch
     import os
 
-    from pmanifest.reading import shipped
+    from pmanifest.io.reading import shipped
 
     return sorted(name for name in os.listdir(shipped("pmanifest.policies"))
                   if fnmatch.fnmatch(name, CATALOGUE_GLOB))
 
 
-def _entries(text: str, source: str) -> list[RuleMeta]:
-    """The entries of a catalogue file's text (RegistryError at its first problem)."""
-    from pmanifest.datafile import load_data
-
-    items, _ = load_data(text, source, FILE_SCHEMA, CATALOGUE_WORDS, error=RegistryError)
-    return _metas(items, source)
-
-
-def _metas(items: list[dict[str, Any]], source: str) -> list[RuleMeta]:
+def metas_of(items: list[dict[str, Any]], source: str) -> list[RuleMeta]:
+    """The rule metadata of a catalogue file's validated entries."""
     return [RuleMeta(item["id"], item["slug"], item["severity"],
                      " ".join(item["summary"].split()), item["rationale"].strip(),
                      item["fix"].strip(), item["examples"]["fail"], item["examples"]["pass"],

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from pmanifest.cli import main
+from pmanifest.cli.main import main
 
 # the reproductions are about placement and roles: the runs select those rules, so a new rule
 # changes none of their outputs

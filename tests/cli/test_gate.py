@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from pmanifest.cli import main
-from pmanifest.lint import ALWAYS
+from pmanifest.cli.main import main
+from pmanifest.lint.engine import ALWAYS
 from pmanifest.rules import registry
 
 # A run selects the rules the tests are about (the grace period and suppressions; PM001 and

@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from pmanifest import lint_command, parallel
-from pmanifest.lint import LintOptions
-from pmanifest.parallel import Linted
-from pmanifest.sources import FileRef, Problem, Source
+from pmanifest.cli import lint as lint_command
+from pmanifest.lint import parallel
+from pmanifest.lint.engine import LintOptions
+from pmanifest.lint.parallel import Linted
+from pmanifest.lint.sources import FileRef, Problem, Source
 
 POD = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: c, image: i}]\n"
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from pmanifest.cli import main
-from pmanifest.lint import ALWAYS
+from pmanifest.cli.main import main
+from pmanifest.lint.engine import ALWAYS
 
 BAD_FIELD = """\
 apiVersion: batch/v1
@@ -295,8 +295,8 @@ def test_explain_documents_the_grace_and_fragment_decisions(runner: CliRunner) -
         in suppression
 
 
-CHECK_CODE = ("pmanifest.rules", "pmanifest.lint", "pmanifest.shell", "pmanifest.policy",
-              "pmanifest.workloads", "pmanifest.placement")
+CHECK_CODE = ("pmanifest.rules", "pmanifest.lint.engine", "pmanifest.shell", "pmanifest.policy",
+              "pmanifest.kube.workloads", "pmanifest.kube.placement")
 
 
 @pytest.mark.parametrize("command", [["explain", "PM201"], ["rules"],
@@ -304,7 +304,8 @@ CHECK_CODE = ("pmanifest.rules", "pmanifest.lint", "pmanifest.shell", "pmanifest
 def test_asking_what_a_rule_means_imports_no_check(tmp_path: Path, command: list[str]) -> None:
     """`explain` and `rules` read the catalogue only (what a rule applies to included): a
     fresh interpreter runs them and names the pmanifest modules it imported."""
-    script = ("import sys\nfrom click.testing import CliRunner\nfrom pmanifest.cli import main\n"
+    script = ("import sys\nfrom click.testing import CliRunner\n"
+              "from pmanifest.cli.main import main\n"
               f"result = CliRunner().invoke(main, {command!r})\n"
               "assert result.exit_code == 0, result.output\n"
               "print(' '.join(sorted(m for m in sys.modules if m.startswith('pmanifest'))))\n")

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from pmanifest.atomic import ECHO_PIECE, _pieces
+from pmanifest.io.writing import ECHO_PIECE, _pieces
 
 RED, RESET = "\x1b[31m", "\x1b[0m"
 

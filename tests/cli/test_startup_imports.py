@@ -13,7 +13,7 @@ from pathlib import Path
 PROBE = """\
 import json, sys
 before = set(sys.modules)
-from pmanifest.cli import main
+from pmanifest.cli.main import main
 try:
     main(sys.argv[1:])
 except SystemExit as exc:
@@ -37,9 +37,10 @@ spec:
 # word, policies, --cluster or cluster check, render (tempfile, for a report written to a
 # file, comes with importlib.resources: only --version goes without it)
 NOT_FOR_A_PLAIN_LINT = {
-    "difflib", "tomllib", "jsonschema", "pmanifest.jsonerrors", "pmanifest.policy",
-    "pmanifest.cluster_request", "pmanifest.demand", "pmanifest.capacity", "pmanifest.packing",
-    "pmanifest.cluster_lint", "pmanifest.render", "pmanifest.spec",
+    "difflib", "tomllib", "jsonschema", "pmanifest.schema.words", "pmanifest.policy",
+    "pmanifest.cluster.request", "pmanifest.cluster.demand", "pmanifest.cluster.capacity",
+    "pmanifest.cluster.packing",
+    "pmanifest.lint.cluster", "pmanifest.render.engine", "pmanifest.render.spec",
 }
 
 
@@ -54,12 +55,12 @@ def test_a_plain_lint_loads_only_what_it_uses(tmp_path: Path) -> None:
     (tmp_path / "job.yaml").write_text(JOB)
     code, modules = _modules(tmp_path, "lint", "job.yaml")
     assert code == 0
-    assert "pmanifest.lint" in modules and "pmanifest.rules.checkpoint" in modules
+    assert "pmanifest.lint.engine" in modules and "pmanifest.rules.checkpoint" in modules
     assert not modules & NOT_FOR_A_PLAIN_LINT
 
 
 def test_version_loads_no_rule_and_no_yaml(tmp_path: Path) -> None:
     code, modules = _modules(tmp_path, "--version")
     assert code == 0
-    assert not {m for m in modules if m.startswith(("pmanifest.rules", "pmanifest.lint"))}
+    assert not {m for m in modules if m.startswith(("pmanifest.rules", "pmanifest.lint.engine"))}
     assert not modules & {"yaml", "tempfile", *NOT_FOR_A_PLAIN_LINT}

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from pmanifest.lint import ALWAYS
+from pmanifest.lint.engine import ALWAYS
 
 # the runs select the rule they are about, so a new rule changes nothing here
 SELECT = ["--select", "PM201"]
@@ -187,7 +187,7 @@ def test_the_harness_gives_up_on_output_that_never_ends(monkeypatch: pytest.Monk
 def test_the_bar_waits_then_redraws_at_most_ten_times_a_second() -> None:
     import io
 
-    from pmanifest.progress import Progress
+    from pmanifest.lint.progress import Progress
 
     now = [0.0]
     stream = io.StringIO()

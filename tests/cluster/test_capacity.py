@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from pmanifest.capacity import (
+from pmanifest.cluster.capacity import (
     ALLOCATED_SHORT,
     POD_TOO_LARGE,
     ROLLOUT,
@@ -16,11 +16,12 @@ from pmanifest.capacity import (
     capacity_of,
     shortfalls,
 )
-from pmanifest.cluster_request import parse_request
-from pmanifest.demand import EITHER, PREEMPTIBLE, STANDARD, Demand, demand_of
-from pmanifest.document import Document, Positions
-from pmanifest.profile import get_profile
-from pmanifest.workloads import workloads_of
+from pmanifest.cluster.demand import EITHER, PREEMPTIBLE, STANDARD, Demand, demand_of
+from pmanifest.cluster.request import parse_request
+from pmanifest.kube.document import Document
+from pmanifest.kube.profile import get_profile
+from pmanifest.kube.workloads import workloads_of
+from pmanifest.loader.positions import Positions
 
 PREEMPTIBLE_SELECTOR = {"together.ai/compute-class": "preemptible"}
 KEEP_OFF = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pmanifest.cli import main
+from pmanifest.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[2]
 MISTAKES = "examples/cluster/create-command-mistakes.sh"

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pmanifest.checkpoint_math import job_mean_time, lost_fraction, young_interval
+from pmanifest.cluster.checkpoint_math import job_mean_time, lost_fraction, young_interval
 
 SECONDS = st.floats(min_value=1e-3, max_value=1e9, allow_nan=False, allow_infinity=False)
 # 0 (free) or at least a microsecond: subnormal durations underflow sqrt() to 0

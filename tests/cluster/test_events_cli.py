@@ -10,7 +10,7 @@ from click.testing import CliRunner, Result
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pmanifest.cli import main
+from pmanifest.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[2]
 READ = "examples/cluster/cluster-read.json"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pmanifest.schema import validate
+from pmanifest.schema.kubernetes import validate
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "cluster"
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from pmanifest.cli import main
+from pmanifest.cli.main import main
 
 CLUSTER = {"name": "llm", "region": "us-central-8", "gpu_type": "H100_SXM",
            "cluster_type": "KUBERNETES", "num_gpus": 16, "num_preemptible_gpus": 16,

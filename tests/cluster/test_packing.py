@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pmanifest.packing import fits, min_nodes
+from pmanifest.cluster.packing import fits, min_nodes
 
 
 def brute_min_nodes(pods: list[int], per_node: int) -> int:
@@ -79,7 +79,7 @@ def test_large_inputs_stay_fast_and_exact_where_bounds_settle_them() -> None:
 
 
 def test_out_of_budget_is_undecided_not_wrong(monkeypatch: pytest.MonkeyPatch) -> None:
-    from pmanifest import packing
+    from pmanifest.cluster import packing
 
     monkeypatch.setattr(packing, "BUDGET", 3)
     hard = [2, 2, 2, 3, 3, 4] * 3  # first-fit decreasing misses the optimum of 6 nodes
@@ -95,14 +95,14 @@ def test_out_of_budget_is_undecided_not_wrong(monkeypatch: pytest.MonkeyPatch) -
        st.integers(min_value=0, max_value=6), st.integers(min_value=0, max_value=7))
 def test_counts_agree_with_pods_one_by_one(counts: dict[int, int], nodes: int,
                                            partial: int) -> None:
-    from pmanifest.packing import fits_counts
+    from pmanifest.cluster.packing import fits_counts
 
     pods = [size for size, n in counts.items() for _ in range(n)]
     assert fits_counts(counts, nodes, 8, partial) == fits(pods, nodes, 8, partial)
 
 
 def test_counts_of_any_size_are_decided_by_bounds() -> None:
-    from pmanifest.packing import fits_counts
+    from pmanifest.cluster.packing import fits_counts
 
     assert fits_counts({4: 10**9}, 2**70, 8) is True  # a node each
     assert fits_counts({4: 10**9}, 2, 8) is False  # more GPUs than the nodes hold

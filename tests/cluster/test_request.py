@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pmanifest.cluster_request import CREATE, READ, UPDATE, parse_request, tokens
+from pmanifest.cluster.request import CREATE, READ, UPDATE, parse_request, tokens
 from pmanifest.errors import InputError
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "cluster"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from pmanifest.cli import main
+from pmanifest.cli.main import main
 
 CORPUS = Path(__file__).resolve().parent
 REPO = CORPUS / "repo"

@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from pmanifest.render import render_text
+from pmanifest.render.engine import render_text
 
 from . import kubelet
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
-from pmanifest.render import render_text
+from pmanifest.render.engine import render_text
 
 from .kubelet import expand
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from pmanifest.render import render_text
+from pmanifest.render.engine import render_text
 
 from ..preemption.kubelet import Outcome, Preemption, Shell, needs_root, run, shells
 from . import kubelet

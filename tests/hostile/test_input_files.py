@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from pmanifest.reading import MAX_INPUT_BYTES
+from pmanifest.io.reading import MAX_INPUT_BYTES
 from tests.hostile.conftest import invoke, run_real, summary
 from tests.hostile.corpus import PREEMPTIBLE_POD
 

@@ -68,7 +68,7 @@ def test_a_long_unknown_name_is_cut_in_the_message(tmp_path: Path, runner: CliRu
 
 
 def test_inline_suppressions_still_read_as_before() -> None:
-    from pmanifest.suppress import comment_names
+    from pmanifest.lint.suppress import comment_names
 
     assert comment_names("  # pmanifest: ignore=PM201,prestop-sleep") == "PM201,prestop-sleep"
     assert comment_names("x: 1  #pmanifest:ignore=PM201 reason=\"drain\"") == "PM201"

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from pmanifest.lint import ALWAYS
+from pmanifest.lint.engine import ALWAYS
 from tests.hostile.conftest import RULES, invoke, run_real
 from tests.hostile.corpus import SMALL
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pmanifest.loader import Broken, Loaded, decode, load_documents
+from pmanifest.loader.documents import Broken, Loaded, decode, load_documents
 
 
 def test_deep_and_wide_document_is_refused_before_it_eats_memory() -> None:

@@ -6,7 +6,7 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pmanifest.cli import main
+from pmanifest.cli.main import main
 
 _SEPARATORS = st.sampled_from([b"---\n", b"\n---\n", b"--- ", b"...\n", b"---\r\n", b"\n"])
 _PIECES = st.binary(max_size=120) | st.sampled_from([

@@ -13,7 +13,7 @@ import click
 import pytest
 import yaml
 
-from pmanifest.cli import main
+from pmanifest.cli.main import main
 from tests.integration.tools import ROOT
 
 CI = ROOT / "examples" / "ci"

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from pmanifest.cli import main
-from pmanifest.lint import ALWAYS
+from pmanifest.cli.main import main
+from pmanifest.lint.engine import ALWAYS
 from tests.integration.manifests import BAD_FIELD, LONG_GRACE
 from tests.reporters.sarif_schema import schema_errors
 
@@ -134,7 +134,7 @@ def test_a_failed_write_leaves_old_reports_and_no_temp_files(
             raise OSError(28, "No space left on device", src)
         real_replace(src, dst)
 
-    monkeypatch.setattr("pmanifest.atomic.os.replace", failing_replace)
+    monkeypatch.setattr("pmanifest.io.writing.os.replace", failing_replace)
     result = runner.invoke(main, ["lint", *SELECT, "k8s", "--format", "sarif", "--output",
                                   "b.sarif", "--format", "json", "--output", "a.json"])
     assert (result.exit_code, result.stdout) == (2, "")

@@ -8,11 +8,9 @@ from typing import Any
 import pytest
 import yaml
 
-from pmanifest.contract import DAEMON_ROLE, ROLES
-from pmanifest.document import Document, Positions
-from pmanifest.podtemplates import ANY_ITEM, ANY_KEY, expand, find, parse
-from pmanifest.profile import get_profile
-from pmanifest.workload_kinds import (
+from pmanifest.kube.contract import DAEMON_ROLE, ROLES
+from pmanifest.kube.document import Document
+from pmanifest.kube.kinds import (
     BY_KIND,
     KINDS,
     LEADER,
@@ -21,7 +19,10 @@ from pmanifest.workload_kinds import (
     lookup,
     stateful_image,
 )
-from pmanifest.workloads import annotation_paths, kind_matches, pod_paths, workloads_of
+from pmanifest.kube.podtemplates import ANY_ITEM, ANY_KEY, expand, find, parse
+from pmanifest.kube.profile import get_profile
+from pmanifest.kube.workloads import annotation_paths, kind_matches, pod_paths, workloads_of
+from pmanifest.loader.positions import Positions
 
 CASES = Path(__file__).parent.parent / "rules" / "cases"
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from pmanifest.cli import main
+from pmanifest.cli.main import main
 from pmanifest.rules import _LOADED_PLUGINS, _RUNTIME, registry, unregister
 
 MODULE = '''\

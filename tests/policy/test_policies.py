@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from pmanifest.cli import main
+from pmanifest.cli.main import main
 from pmanifest.rules import registry
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -343,12 +343,12 @@ def test_missing_or_empty_policy_directory(tmp_path: Path) -> None:
 def test_fast_check_agrees_with_jsonschema_on_every_test_manifest() -> None:
     from jsonschema import Draft202012Validator
 
-    from pmanifest.document import Document
-    from pmanifest.loader import Loaded, load_documents
+    from pmanifest.kube.document import Document
+    from pmanifest.kube.profile import get_profile
+    from pmanifest.kube.workloads import workloads_of
+    from pmanifest.loader.documents import Loaded, load_documents
     from pmanifest.policy import load_policy_dirs
-    from pmanifest.profile import get_profile
     from pmanifest.rules import ObjectContext
-    from pmanifest.workloads import workloads_of
 
     policies = load_policy_dirs([str(EXAMPLES)])
     checked = 0

@@ -11,9 +11,9 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from pmanifest.cli import main
+from pmanifest.cli.main import main
 from pmanifest.errors import ConfigError
-from pmanifest.profile import ComputeClasses, Taint, get_profile, parse_profiles, profile_names
+from pmanifest.kube.profile import ComputeClasses, Taint, get_profile, parse_profiles, profile_names
 
 SPEC = """\
 apiVersion: pmanifest/v1
@@ -48,7 +48,7 @@ def test_the_four_providers_are_shipped() -> None:
     assert get_profile("aks").taint is not None
 
 
-@pytest.mark.parametrize("name", ["together", "gke", "gke-autopilot", "karpenter", "aks"])
+@pytest.mark.parametrize("name", profile_names())
 def test_render_then_lint_round_trip(name: str) -> None:
     profile = get_profile(name)
     rendered = render(SPEC, "--profile", name)
@@ -152,9 +152,9 @@ def test_a_mistyped_profile_field_is_one_line_at_its_position() -> None:
     """Profiles are validated by a JSON Schema (no KeyError, no exit 3)."""
     import importlib.resources
 
-    from pmanifest.datafile import load_data
     from pmanifest.errors import ConfigError
-    from pmanifest.profile import PROFILE_SCHEMA, PROFILES_FILE
+    from pmanifest.kube.profile import PROFILE_SCHEMA, PROFILES_FILE
+    from pmanifest.schema.datafile import load_data
 
     text = importlib.resources.files("pmanifest.policies").joinpath(PROFILES_FILE).read_text()
     load_data(text, "profiles.yaml", PROFILE_SCHEMA, "the profiles")  # the shipped file passes

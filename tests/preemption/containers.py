@@ -8,7 +8,7 @@ from typing import Any
 
 import yaml
 
-from pmanifest.render import render_text
+from pmanifest.render.engine import render_text
 
 SUPERVISOR = (Path(__file__).resolve().parents[2] / "templates" / "supervisor.sh").read_text()
 KUBERNETES_DEFAULT_GRACE = 30

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pmanifest.contract import SIGTERM_EXIT, UNEXPECTED_TERM_EXIT
+from pmanifest.kube.contract import SIGTERM_EXIT, UNEXPECTED_TERM_EXIT
 
 from .containers import SUPERVISOR
 from .kubelet import Shell, shells

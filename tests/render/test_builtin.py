@@ -1,5 +1,5 @@
 """The built-in templates run precompiled (templates/compiled, written by
-``python -m pmanifest.render.precompile``): the committed modules are what the generator makes
+``python -m pmanifest.generate``): the committed modules are what the generator makes
 now, they render exactly what compiling the templates from source renders, and a module made
 from another source or by another jinja2 is not used."""
 
@@ -14,12 +14,12 @@ import jinja2
 import pytest
 from jinja2 import ChoiceLoader, FunctionLoader, Template, UndefinedError
 
-from pmanifest.render import _target_version, render_owned
 from pmanifest.render.builtin import BUILTIN_PREFIX, builtin_loader, builtin_source, module_name
-from pmanifest.render.precompile import builtin_templates, generated, main
+from pmanifest.render.engine import _target_version, render_owned
+from pmanifest.render.precompile import builtin_templates, generated
 from pmanifest.render.sandbox import _template_frames
-from pmanifest.render.templates import _environment
-from pmanifest.spec import load_spec
+from pmanifest.render.spec import load_spec
+from pmanifest.render.templates import template_environment
 
 from .conftest import EXAMPLES, ROOT
 
@@ -38,7 +38,7 @@ def _recorded_version(name: str) -> str:
 FOR_THIS_JINJA2 = all(_recorded_version(name) == jinja2.__version__ for name in TEMPLATES)
 needs_this_jinja2 = pytest.mark.skipif(
     not FOR_THIS_JINJA2, reason=f"templates/compiled is not for jinja2 {jinja2.__version__}: "
-    "run python -m pmanifest.render.precompile (test_committed_modules_... checks the fallback)")
+    "run python -m pmanifest.generate (test_committed_modules_... checks the fallback)")
 
 
 def _from_module(template: Template) -> bool:
@@ -54,7 +54,7 @@ def _from_module(template: Template) -> bool:
 def _from_source() -> Any:
     """render's environment with the built-in templates compiled from source, as before they
     were precompiled."""
-    env = _environment(None)
+    env = template_environment(None)
     env.loader = ChoiceLoader([FunctionLoader(builtin_source)])
     return env
 
@@ -74,13 +74,13 @@ def made() -> dict[str, str]:
 def test_committed_modules_are_what_the_generator_writes(name: str, made: dict[str, str]
                                                          ) -> None:
     assert sorted(p.name for p in COMPILED.glob("*.py")) == sorted(made), \
-        "run python -m pmanifest.render.precompile"
+        "run python -m pmanifest.generate"
     assert (COMPILED / "__init__.py").read_text(encoding="utf-8") == made["__init__.py"]
-    template = _environment(None).get_template(name)
+    template = template_environment(None).get_template(name)
     if _recorded_version(name) == jinja2.__version__:
         file = f"{module_name(name)}.py"
         assert (COMPILED / file).read_text(encoding="utf-8") == made[file], \
-            f"templates/compiled/{file} is stale: run python -m pmanifest.render.precompile"
+            f"templates/compiled/{file} is stale: run python -m pmanifest.generate"
         assert _from_module(template)
     else:  # made by another jinja2: compiled from source instead
         assert not _from_module(template)
@@ -89,7 +89,7 @@ def test_committed_modules_are_what_the_generator_writes(name: str, made: dict[s
 @needs_this_jinja2
 @pytest.mark.parametrize("name", TEMPLATES)
 def test_a_built_in_template_runs_its_precompiled_code(name: str) -> None:
-    env = _environment(None)
+    env = template_environment(None)
     template = env.get_template(name)
     assert _from_module(template)
     assert (template.name, template.filename) == (name, BUILTIN_PREFIX + name)
@@ -99,7 +99,7 @@ def test_a_built_in_template_runs_its_precompiled_code(name: str) -> None:
 def test_each_environment_runs_its_own_copy_of_the_code() -> None:
     """The compiled code reads ``environment`` (and includes through it) as a global: two
     environments of one process, with their own ``--templates``, must not share it."""
-    first, second = _environment(None), _environment(None)
+    first, second = template_environment(None), template_environment(None)
     one, two = first.get_template("job.yaml.j2"), second.get_template("job.yaml.j2")
     assert one.root_render_func.__globals__["environment"] is first
     assert two.root_render_func.__globals__["environment"] is second
@@ -126,7 +126,7 @@ def _render(env: Any, path: Path) -> tuple[list[tuple[str, str]], list[dict[str,
 @needs_this_jinja2
 @pytest.mark.parametrize("path", SPECS, ids=[p.name for p in SPECS])
 def test_precompiled_templates_render_what_the_source_does(path: Path) -> None:
-    precompiled, from_source = _environment(None), _from_source()
+    precompiled, from_source = template_environment(None), _from_source()
     texts, objects = _render(precompiled, path)
     assert texts and (texts, objects) == _render(from_source, path)
     loaded = list(precompiled.cache.values())
@@ -148,7 +148,7 @@ def test_errors_in_a_precompiled_template_keep_its_name_and_lines() -> None:
     workload = {"metadata": {}, "replicas": 1, "selector": {}}  # no labels, which pod wants
     runtime = {"progress_deadline_seconds": None, "strategy": {}}
     failures = []
-    for env in (_environment(None), _from_source()):
+    for env in (template_environment(None), _from_source()):
         with pytest.raises(UndefinedError) as raised:
             env.get_template("deployment.yaml.j2").render(workload=workload, runtime=runtime)
         failures.append((str(raised.value), list(_template_frames(raised.value.__traceback__))))
@@ -165,7 +165,7 @@ def test_a_template_edited_since_it_was_precompiled_is_compiled_from_source() ->
             _, filename, uptodate = super().get_source(environment, template)
             return "edited\n", filename, uptodate
 
-    env = _environment(None)
+    env = template_environment(None)
     env.loader = ChoiceLoader([Edited()])
     template = env.get_template("service.yaml.j2")
     assert not _from_module(template)
@@ -175,20 +175,6 @@ def test_a_template_edited_since_it_was_precompiled_is_compiled_from_source() ->
 
 def test_a_module_made_by_another_jinja2_is_not_used(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(jinja2, "__version__", "0.0.1")
-    template = _environment(None).get_template("job.yaml.j2")
+    template = template_environment(None).get_template("job.yaml.j2")
     assert not _from_module(template)
     assert template.filename == BUILTIN_PREFIX + "job.yaml.j2"
-
-
-def test_the_generator_writes_what_changed_and_removes_what_is_gone(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    (tmp_path / "gone_yaml.py").write_text("old\n")
-    assert main(tmp_path) == 0
-    assert {p.name: p.read_text(encoding="utf-8") for p in tmp_path.iterdir()} == generated()
-    out = capsys.readouterr().out
-    assert f"removed {tmp_path / 'gone_yaml.py'}\n" in out
-    assert out.count("wrote ") == len(generated())
-    (tmp_path / "job_yaml.py").write_text("edited\n")
-    assert main(tmp_path) == 0
-    assert capsys.readouterr().out == f"wrote {tmp_path / 'job_yaml.py'}\n"

@@ -11,9 +11,9 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from pmanifest.cli import main
-from pmanifest.render import RenderOptions, render_text
+from pmanifest.cli.main import main
 from pmanifest.render.distributed import STORE_SCRIPT
+from pmanifest.render.engine import RenderOptions, render_text
 
 from .conftest import ROOT
 

@@ -10,11 +10,12 @@ from pathlib import Path
 import pytest
 import yaml
 
+from pmanifest.cli.render_warnings import render_checked
 from pmanifest.errors import SpecError
-from pmanifest.lint import LintOptions, lint_bytes
+from pmanifest.kube.profile import get_profile, profile_names
+from pmanifest.lint.engine import LintOptions, lint_bytes
 from pmanifest.policy import load_policy_dirs
-from pmanifest.profile import get_profile, profile_names
-from pmanifest.render import RenderOptions, render_spec
+from pmanifest.render.engine import RenderOptions
 from pmanifest.rules import registered
 
 from .conftest import EXAMPLES, ROOT
@@ -52,7 +53,7 @@ def test_every_example_runs_on_the_default_profile_and_some_need_a_long_window()
 @pytest.mark.parametrize(("example", "profile"), USABLE,
                          ids=[f"{e.name}-{p}" for e, p in USABLE])
 def test_rendered_example_lints_clean_under_its_profile(example: Path, profile: str) -> None:
-    rendered = render_spec(example.read_text(), example.name, RenderOptions(profile=profile))
+    rendered = render_checked(example.read_text(), example.name, RenderOptions(profile=profile))
     assert rendered.warnings == ()
     options = LintOptions(kubernetes_version=_version(example), profile_name=profile)
     assert lint_bytes(rendered.text.encode(), "rendered.yaml", options) == []
@@ -65,7 +66,7 @@ def test_rendered_example_lints_clean_under_its_profile(example: Path, profile: 
 def test_example_refused_where_its_window_does_not_fit(example: Path, profile: str) -> None:
     cap = get_profile(profile).grace_period_cap
     with pytest.raises(SpecError, match=rf"is above the {cap} s cap of preemptible nodes"):
-        render_spec(example.read_text(), example.name, RenderOptions(profile=profile))
+        render_checked(example.read_text(), example.name, RenderOptions(profile=profile))
 
 
 def test_example_policy_pack_passes_the_rendered_jobs() -> None:
@@ -73,7 +74,7 @@ def test_example_policy_pack_passes_the_rendered_jobs() -> None:
     flagged = []
     with registered(p.rule() for p in load_policy_dirs((str(ROOT / "examples" / "policies"),))):
         for example in EXAMPLES:
-            text = render_spec(example.read_text(), example.name).text
+            text = render_checked(example.read_text(), example.name).text
             jobs += sum(1 for o in yaml.safe_load_all(text) if o["kind"] == "Job")
             options = LintOptions(kubernetes_version=_version(example))
             flagged += [(example.name, f.object.kind, f.rule)

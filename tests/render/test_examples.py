@@ -12,9 +12,9 @@ import yaml
 from click.testing import CliRunner
 from syrupy.assertion import SnapshotAssertion
 
-from pmanifest.cli import main
-from pmanifest.crd_schema import is_custom_kind, validate_custom
-from pmanifest.schema import SchemaProblem, supported_versions, validate
+from pmanifest.cli.main import main
+from pmanifest.schema.crd import is_custom_kind, validate_custom
+from pmanifest.schema.kubernetes import SchemaProblem, supported_versions, validate
 
 from .conftest import EXAMPLES, ROOT
 

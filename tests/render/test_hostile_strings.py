@@ -10,7 +10,7 @@ import yaml
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from pmanifest.render import RenderOptions, render_text
+from pmanifest.render.engine import RenderOptions, render_text
 
 TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40)
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from pmanifest.cli import main
+from pmanifest.cli.main import main
 
 EXAMPLES = Path(__file__).resolve().parent.parent.parent / "examples"
 SPEC = str(EXAMPLES / "serving.yaml")
@@ -69,7 +69,7 @@ def test_interrupted_write_leaves_the_original(
     def fail(fd: int) -> None:
         raise KeyboardInterrupt  # an interruption in the middle of the write
 
-    monkeypatch.setattr("pmanifest.atomic.os.fsync", fail)
+    monkeypatch.setattr("pmanifest.io.writing.os.fsync", fail)
     result = runner.invoke(main, ["render", "-f", SPEC, "-O", str(target)])
     assert isinstance(result.exception, KeyboardInterrupt) or result.exit_code != 0
     assert target.read_bytes() == b"original bytes\n"

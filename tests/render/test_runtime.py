@@ -12,9 +12,9 @@ import pytest
 import yaml
 from syrupy.assertion import SnapshotAssertion
 
-from pmanifest.lint import LintOptions, lint_bytes
-from pmanifest.render import RenderOptions, render_text
-from pmanifest.schema import supported_versions, validate
+from pmanifest.lint.engine import LintOptions, lint_bytes
+from pmanifest.render.engine import RenderOptions, render_text
+from pmanifest.schema.kubernetes import supported_versions, validate
 
 EVERY_FIELD = """\
 apiVersion: pmanifest/v1

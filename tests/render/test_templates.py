@@ -10,8 +10,8 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from pmanifest.cli import main
-from pmanifest.render import quote, to_yaml
+from pmanifest.cli.main import main
+from pmanifest.render.engine import quote, to_yaml
 
 from .conftest import ROOT
 

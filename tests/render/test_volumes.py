@@ -13,9 +13,9 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pmanifest.cli import main
-from pmanifest.render import RenderOptions, render_text
-from pmanifest.schema import supported_versions, validate
+from pmanifest.cli.main import main
+from pmanifest.render.engine import RenderOptions, render_text
+from pmanifest.schema.kubernetes import supported_versions, validate
 
 SPEC = """\
 apiVersion: pmanifest/v1

@@ -8,8 +8,8 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from pmanifest.cli import main
-from pmanifest.render import RenderOptions, render_text
+from pmanifest.cli.main import main
+from pmanifest.render.engine import RenderOptions, render_text
 
 NO_CHECKPOINT = """\
 apiVersion: pmanifest/v1

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import yaml
 
-from pmanifest.render import RenderOptions, render_text
+from pmanifest.render.engine import RenderOptions, render_text
 
 from .conftest import EXAMPLES, ROOT
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from pmanifest.cli import main
+from pmanifest.cli.main import main
 
 CLEAN = """\
 apiVersion: v1
@@ -52,7 +52,7 @@ def test_every_object_is_a_testcase(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 
 
 def test_labels_are_kept_only_for_junit(tmp_path: Path) -> None:
-    from pmanifest.lint import LintOptions, lint_file
+    from pmanifest.lint.engine import LintOptions, lint_file
 
     assert lint_file(CLEAN.encode(), "a.yaml", LintOptions()).labels == ()
     recorded = lint_file(CLEAN.encode(), "a.yaml", LintOptions(record_objects=True))

@@ -13,7 +13,7 @@ import pytest
 from syrupy.assertion import SnapshotAssertion
 
 from pmanifest.catalogue import RuleMeta, catalogue
-from pmanifest.document import Finding, Fix, ObjectRef
+from pmanifest.kube.document import Finding, Fix, ObjectRef
 from pmanifest.reporters import FORMATS, Summary, reporter
 from pmanifest.reporters.github_format import escape_data, escape_property
 from pmanifest.reporters.sarif_format import artifact_uri

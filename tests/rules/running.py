@@ -7,10 +7,12 @@ Workload and object rules run through ``lint``; cluster rules (``applies="cluste
 
 from __future__ import annotations
 
-from pmanifest.cluster_lint import cluster_findings
-from pmanifest.cluster_request import parse_request
-from pmanifest.document import Finding
-from pmanifest.lint import LintOptions, lint_bytes
+from typing import TYPE_CHECKING
+
+from pmanifest.cluster.request import parse_request
+from pmanifest.kube.document import Finding
+from pmanifest.lint.cluster import cluster_findings
+from pmanifest.lint.engine import LintOptions, lint_bytes
 from pmanifest.rules import Rule
 
 
@@ -22,3 +24,17 @@ def findings_of(rule: Rule, text: str, file: str, options: LintOptions,
         assert cluster, f"{rule.meta.id} needs a cluster request to run against"
         options = options._replace(cluster=parse_request(cluster, "cluster.yaml"))
     return lint_bytes(text.encode("utf-8"), file, options)
+
+
+if TYPE_CHECKING:
+    from pmanifest.catalogue import RuleMeta
+
+
+def catalogue_entries(text: str, source: str) -> list[RuleMeta]:
+    """The entries of a catalogue file's text, read as the shipped files are."""
+    from pmanifest import catalogue
+    from pmanifest.schema.datafile import load_data
+
+    items, _ = load_data(text, source, catalogue.FILE_SCHEMA, catalogue.CATALOGUE_WORDS,
+                         error=catalogue.RegistryError)
+    return catalogue.metas_of(items, source)

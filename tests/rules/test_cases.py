@@ -34,7 +34,7 @@ from typing import Any
 import pytest
 import yaml
 
-from pmanifest.lint import LintOptions
+from pmanifest.lint.engine import LintOptions
 from pmanifest.rules import lookup, registry
 from tests.rules.running import findings_of
 

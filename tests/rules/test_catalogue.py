@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from pmanifest import catalogue
 from pmanifest.catalogue import RegistryError, RuleMeta, check_meta
 from pmanifest.rules import registry
+from tests.rules.running import catalogue_entries
 
 ENTRY = """\
 - id: PM999
@@ -21,9 +21,9 @@ ENTRY = """\
 
 
 def test_what_a_rule_applies_to_is_read_from_its_entry() -> None:
-    meta = catalogue._entries(ENTRY + "  applies: object\n", "policies/rules-x.yaml")[0]
+    meta = catalogue_entries(ENTRY + "  applies: object\n", "policies/rules-x.yaml")[0]
     assert (meta.applies, meta.roles) == ("object", ())
-    meta = catalogue._entries(ENTRY + "  roles: [worker, serving]\n", "policies/rules-x.yaml")[0]
+    meta = catalogue_entries(ENTRY + "  roles: [worker, serving]\n", "policies/rules-x.yaml")[0]
     assert (meta.applies, meta.roles) == ("workload", ("worker", "serving"))
 
 
@@ -35,7 +35,7 @@ def test_what_a_rule_applies_to_is_read_from_its_entry() -> None:
 ])
 def test_a_malformed_entry_is_refused_at_its_position(extra: str, message: str) -> None:
     with pytest.raises(RegistryError) as raised:
-        catalogue._entries(ENTRY + extra, "policies/rules-x.yaml")
+        catalogue_entries(ENTRY + extra, "policies/rules-x.yaml")
     assert str(raised.value) == message
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pmanifest.lint import LintOptions
+from pmanifest.lint.engine import LintOptions
 from pmanifest.rules import Rule, registry
 from tests.rules.running import findings_of
 

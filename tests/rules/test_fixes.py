@@ -9,8 +9,8 @@ from typing import Any
 
 import yaml
 
-from pmanifest.document import Finding, Fix
-from pmanifest.lint import LintOptions, lint_bytes
+from pmanifest.kube.document import Finding, Fix
+from pmanifest.lint.engine import LintOptions, lint_bytes
 from tests.rules.test_cases import _case_files
 
 FIXING = {"PM201", "PM402"}  # rules whose checks propose a fix (at least these; a new rule's

@@ -7,11 +7,12 @@ from collections.abc import Iterator
 
 import pytest
 
-from pmanifest.document import Document, Positions
-from pmanifest.lint import LintOptions, lint_bytes
-from pmanifest.profile import get_profile
+from pmanifest.kube.document import Document
+from pmanifest.kube.profile import get_profile
+from pmanifest.kube.workloads import Workload, workloads_of
+from pmanifest.lint.engine import LintOptions, lint_bytes
+from pmanifest.loader.positions import Positions
 from pmanifest.rules import shells
-from pmanifest.workloads import Workload, workloads_of
 
 JOB = """\
 apiVersion: batch/v1

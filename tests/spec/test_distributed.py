@@ -8,9 +8,9 @@ import textwrap
 import pytest
 from click.testing import CliRunner
 
-from pmanifest.cli import main
-from pmanifest.spec import load_spec
-from pmanifest.spec.model import Distributed
+from pmanifest.cli.main import main
+from pmanifest.render.spec import load_spec
+from pmanifest.render.spec.model import Distributed
 
 
 def _spec(workload: str) -> str:

@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from pmanifest.datafile import compiled_check
-from pmanifest.spec import SPEC_SCHEMA
+from pmanifest.render.spec import SPEC_SCHEMA
+from pmanifest.schema.datafile import compiled_check
 from tests.treepaths import all_paths
 
 EXAMPLES = Path(__file__).resolve().parent.parent.parent / "examples"

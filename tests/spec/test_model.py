@@ -9,15 +9,15 @@ import pytest
 import yaml
 
 from pmanifest.errors import SpecError
-from pmanifest.profile import get_profile
-from pmanifest.render import render_text
-from pmanifest.spec import load_spec
+from pmanifest.kube.profile import get_profile
+from pmanifest.render.engine import render_text
+from pmanifest.render.spec import load_spec
 
 PROFILE = get_profile()
 
 
 def _objects(spec: str, version: str | None = None) -> list[dict[str, Any]]:
-    from pmanifest.render import RenderOptions
+    from pmanifest.render.engine import RenderOptions
 
     text = render_text(textwrap.dedent(spec), "s.yaml", RenderOptions(kubernetes_version=version))
     return list(yaml.safe_load_all(text))

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pmanifest.spec.resources import is_extended, quantity
+from pmanifest.render.spec.resources import is_extended, quantity
 
 
 @pytest.mark.parametrize(("text", "value"), [

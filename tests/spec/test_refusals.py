@@ -7,7 +7,7 @@ import textwrap
 import pytest
 from click.testing import CliRunner
 
-from pmanifest.cli import main
+from pmanifest.cli.main import main
 
 SHARED = "cluster:\n  sharedVolume: {claimName: fs, mountPath: /mnt/shared}\n"
 

@@ -12,8 +12,8 @@ import yaml
 from click.testing import CliRunner
 from jsonschema import Draft202012Validator
 
-from pmanifest.cli import main
-from pmanifest.spec import SPEC_SCHEMA
+from pmanifest.cli.main import main
+from pmanifest.render.spec import SPEC_SCHEMA
 
 ROOT = Path(__file__).parents[2]
 # fields that are required, or whose absence means something no value expresses

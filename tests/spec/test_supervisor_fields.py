@@ -10,9 +10,9 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from pmanifest.cli import main
-from pmanifest.contract import SIGTERM_EXIT, UNEXPECTED_TERM_EXIT
-from pmanifest.render import RenderOptions, render_text
+from pmanifest.cli.main import main
+from pmanifest.kube.contract import SIGTERM_EXIT, UNEXPECTED_TERM_EXIT
+from pmanifest.render.engine import RenderOptions, render_text
 
 HEAD = "apiVersion: pmanifest/v1\nworkloads:\n  - name: train\n    image: x\n"
 MAIN = "    command: [python, train.py]\n"

@@ -19,7 +19,6 @@ from yaml.events import (
 )
 from yaml.nodes import ScalarNode
 
-from pmanifest.document import Path, Pos, Positions
 from pmanifest.loader.events import (
     CONSTRUCTED_TAGS,
     FAST_LOADER,
@@ -32,6 +31,7 @@ from pmanifest.loader.events import (
     resolve_plain,
 )
 from pmanifest.loader.parts import Discard, Wanted, YamlProblem, too_deep
+from pmanifest.loader.positions import Path, Pos, Positions
 
 MAX_DEPTH = 200
 # Above this many characters a document's positions are looked up path by path (a second
@@ -84,7 +84,7 @@ class _Anchor(NamedTuple):
     key: Any
 
 
-class _Builder:
+class DocumentBuilder:
     """Builds plain data and positions straight from parser events.
 
     Working from events (libyaml's parser is iterative) instead of a composed node graph means

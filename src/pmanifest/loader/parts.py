@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pmanifest.document import Path
+from pmanifest.loader.positions import Path
 
 
 class YamlProblem(Exception):

@@ -36,6 +36,8 @@ becomes the active profile's value with its type (an integer here), and placehol
 longer string are replaced by their text. Known: ``PROFILE_NAMES``. The schema is built and
 compiled once per (policy, profile). Validation runs a compiled yes/no check first (most
 objects pass), and asks jsonschema for the errors only when it says no.
+
+May import ``rules`` (to register), ``catalogue``, ``kube``, ``schema``, ``loader`` and ``io``.
 """
 
 from __future__ import annotations

@@ -8,20 +8,20 @@ from pathlib import Path as FsPath
 from typing import Any
 
 from pmanifest.catalogue import DESCRIPTION, RuleMeta
-from pmanifest.contract import DAEMON_ROLE, ROLES
-from pmanifest.datafile import first_violation
-from pmanifest.document import Path, Positions
 from pmanifest.errors import ConfigError
-from pmanifest.jsonerrors import Words
-from pmanifest.loader import Broken, YamlProblem, decode, load_documents
+from pmanifest.kube.contract import DAEMON_ROLE, ROLES
+from pmanifest.kube.profile import DEFAULT_PROFILE, get_profile
+from pmanifest.loader.documents import Broken, YamlProblem, decode, load_documents
+from pmanifest.loader.positions import Path, Positions
 from pmanifest.policy.messages import (
     DEFAULT_MESSAGE,
-    _placeholder_problems,
+    placeholder_problems,
     substitute,
     template_problem,
 )
 from pmanifest.policy.model import Match, Policy, PolicyTest
-from pmanifest.profile import DEFAULT_PROFILE, get_profile
+from pmanifest.schema.datafile import first_violation
+from pmanifest.schema.words import Words
 
 RESERVED_PREFIX = "PM"
 TARGETS = ("object", "podSpec", "jobSpec", "containers")
@@ -116,7 +116,7 @@ def _policy(data: Any, positions: Positions, source: str) -> Policy:
     problem = template_problem(message)
     if problem:
         raise fail(problem, ("message",), value=True)
-    for path, problem in _placeholder_problems(data["schema"]):
+    for path, problem in placeholder_problems(data["schema"]):
         raise fail(problem, ("schema", *path), value=True)
     _check_json_schema(data["schema"], fail)
     tests = _tests(data.get("tests", []), fail)
@@ -174,7 +174,7 @@ def _check_json_schema(schema: Any, fail: Callable[..., ConfigError]) -> None:
     """The schema as compiled for every built-in profile (placeholders become that profile's
     values) passes the safety checks and is a valid JSON Schema; a problem that only one
     profile's values bring names that profile."""
-    from pmanifest.profile import profile_names
+    from pmanifest.kube.profile import profile_names
 
     checked: list[Any] = []
     for name in [DEFAULT_PROFILE, *(n for n in profile_names() if n != DEFAULT_PROFILE)]:

@@ -8,8 +8,8 @@ import string
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from pmanifest.document import Path
-from pmanifest.profile import Profile
+from pmanifest.kube.profile import Profile
+from pmanifest.loader.positions import Path
 
 PROFILE_NAMES: dict[str, Callable[[Profile], Any]] = {
     "profile.name": lambda p: p.name,
@@ -108,16 +108,16 @@ def substitute(schema: Any, profile: Profile) -> Any:
     return schema
 
 
-def _placeholder_problems(schema: Any, path: Path = ()) -> Iterator[tuple[Path, str]]:
+def placeholder_problems(schema: Any, path: Path = ()) -> Iterator[tuple[Path, str]]:
     if isinstance(schema, dict):
         for key, value in schema.items():
             if key in ("errorMessage", "$ref"):
                 yield from _special_problems(key, value, (*path, key))
                 continue
-            yield from _placeholder_problems(value, (*path, key))
+            yield from placeholder_problems(value, (*path, key))
     elif isinstance(schema, list):
         for i, value in enumerate(schema):
-            yield from _placeholder_problems(value, (*path, i))
+            yield from placeholder_problems(value, (*path, i))
     elif isinstance(schema, str):
         for name in _PLACEHOLDER.findall(schema):
             if name not in PROFILE_NAMES:
@@ -137,4 +137,4 @@ def _special_problems(key: str, value: Any, path: Path) -> Iterator[tuple[Path, 
                      "points at must not depend on the profile); put the placeholder in the "
                      "subschema instead")
     else:
-        yield from _placeholder_problems(value, path)
+        yield from placeholder_problems(value, path)

@@ -6,12 +6,12 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from pmanifest.document import Path, Positions, dotted
+from pmanifest.kube.profile import Profile
+from pmanifest.kube.workloads import JOB_SPEC_PATHS, Workload, get
+from pmanifest.loader.positions import Path, Positions, dotted
 from pmanifest.policy.messages import PROFILE_NAMES, format_message, substitute
-from pmanifest.profile import Profile
-from pmanifest.regex import extra_keys
 from pmanifest.rules import Hit, ObjectContext, Rule, RuleMeta
-from pmanifest.workloads import JOB_SPEC_PATHS, Workload, get
+from pmanifest.schema.regex import extra_keys
 
 
 @dataclass(frozen=True)
@@ -193,8 +193,8 @@ def _error_message(schema: Any, keyword: str) -> str | None:
 # --- a yes/no pre-check: fastschema's compiler plus the keywords policies use -----------------
 
 def _fast_check(schema: Any) -> Callable[[Any], bool] | None:
-    from pmanifest.fastschema import compile_schema
-    from pmanifest.regex import search
+    from pmanifest.schema.fast import compile_schema
+    from pmanifest.schema.regex import search
 
     return compile_schema(schema, {}, search=search)
 

@@ -26,8 +26,8 @@ import functools
 from collections.abc import Iterator
 from typing import Any
 
-from pmanifest.document import Path
-from pmanifest.regex import PatternError, extra_keys, search
+from pmanifest.loader.positions import Path
+from pmanifest.schema.regex import PatternError, extra_keys, search
 
 MAX_EXPANDED = 100_000
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
@@ -219,7 +219,7 @@ def _additional_properties(validator: Any, additional: Any, instance: Any,
 def _validator_class() -> Any:
     from jsonschema import Draft202012Validator, validators
 
-    from pmanifest.fastschema import integer_format
+    from pmanifest.schema.fast import integer_format
 
     return validators.extend(Draft202012Validator, {  # type: ignore[no-untyped-call]
         "format": integer_format,

@@ -2,7 +2,7 @@
 one precompiled instead of compiling it at run time (compiling the built-ins was about a tenth
 of a render's instructions).
 
-``python -m pmanifest.render.precompile`` writes, for each ``NAME.j2``, the module
+``python -m pmanifest.generate`` writes, for each ``NAME.j2``, the module
 ``pmanifest.templates.compiled.<NAME with - and . as _>``: exactly the Python source Jinja's
 ``Environment.compile(..., raw=True)`` makes of it for render's environment, then the jinja2
 version that made it and the fingerprint (length and CRC-32) of the template source. The
@@ -28,7 +28,7 @@ from collections.abc import Callable, MutableMapping
 from types import CodeType
 from typing import Any
 
-from pmanifest.reading import fingerprint, shipped
+from pmanifest.io.reading import fingerprint, shipped
 
 BUILTIN_PREFIX = "pmanifest/templates/"
 COMPILED_PACKAGE = "pmanifest.templates.compiled"

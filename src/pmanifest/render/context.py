@@ -6,7 +6,7 @@ from __future__ import annotations
 import posixpath
 from typing import Any
 
-from pmanifest.contract import (
+from pmanifest.kube.contract import (
     DISRUPTION_TARGET,
     KUBERNETES_DEFAULT_GRACE,
     ROLE_LABEL,
@@ -15,11 +15,11 @@ from pmanifest.contract import (
     SUPERVISOR_NAME,
     SUPERVISOR_NO_CHECKPOINT,
 )
-from pmanifest.profile import Profile
+from pmanifest.kube.profile import Profile
 from pmanifest.render.runtime import env_entries, runtime_context, with_annotations
-from pmanifest.schema import version_tuple
-from pmanifest.spec import SHARED_VOLUME_NAME, Spec, Volume, WorkloadSpec
-from pmanifest.spec.model import DEFAULT_MARGIN_SECONDS
+from pmanifest.render.spec import SHARED_VOLUME_NAME, Spec, Volume, WorkloadSpec
+from pmanifest.render.spec.model import DEFAULT_MARGIN_SECONDS
+from pmanifest.schema.kubernetes import version_tuple
 
 POD_REPLACEMENT_SINCE = (1, 29)  # podReplacementPolicy beta, on by default (GA 1.34)
 # Before 1.29 the OpenAPI schema marks onPodConditions required in every podFailurePolicy rule,

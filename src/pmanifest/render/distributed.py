@@ -18,13 +18,13 @@ from __future__ import annotations
 import shlex
 from typing import Any
 
-from pmanifest.contract import DISRUPTION_TARGET, ROLE_LABEL, SIGTERM_EXIT, SUPERVISOR_NAME
-from pmanifest.profile import Profile
+from pmanifest.kube.contract import DISRUPTION_TARGET, ROLE_LABEL, SIGTERM_EXIT, SUPERVISOR_NAME
+from pmanifest.kube.profile import Profile
 from pmanifest.render.context import supervisor_arguments, supervisor_deadline, workload_context
-from pmanifest.schema import version_tuple
-from pmanifest.spec import Spec, WorkloadSpec
-from pmanifest.spec.distributed import OUTPUTS, RAYCLUSTER_DEADLINE
-from pmanifest.spec.model import DEFAULT_BACKOFF_LIMIT, Distributed
+from pmanifest.render.spec import Spec, WorkloadSpec
+from pmanifest.render.spec.distributed import OUTPUTS, RAYCLUSTER_DEADLINE
+from pmanifest.render.spec.model import DEFAULT_BACKOFF_LIMIT, Distributed
+from pmanifest.schema.kubernetes import version_tuple
 
 RDZV_SUFFIX = "-rendezvous"
 RDZV_JOB = "rendezvous"  # replicatedJob names in a JobSet

@@ -7,10 +7,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pmanifest.schema import definition_fields, version_tuple
-from pmanifest.spec import Spec, WorkloadSpec
-from pmanifest.spec.runtime import PROBE_KINDS, EnvRef, Strategy
-from pmanifest.spec.schema_parts import INT32_MAX
+from pmanifest.render.spec import Spec, WorkloadSpec
+from pmanifest.render.spec.runtime import PROBE_KINDS, EnvRef, Strategy
+from pmanifest.render.spec.schema_parts import INT32_MAX
+from pmanifest.schema.kubernetes import definition_fields, version_tuple
 
 # Job fields of Indexed Jobs that exist in the schema of 1.28 as alpha (off by default, and the
 # API server drops a disabled field without a word) and are on by default from 1.29 (beta)

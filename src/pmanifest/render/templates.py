@@ -8,13 +8,13 @@ from collections.abc import Callable
 from pathlib import Path as FsPath
 from typing import Any
 
-from pmanifest.crd_schema import is_custom_kind, validate_custom
 from pmanifest.errors import InputError, PmanifestError, TemplateError
-from pmanifest.loader import YamlProblem, load_single
+from pmanifest.loader.documents import YamlProblem, load_single
 from pmanifest.render.builtin import BUILTIN_PREFIX, builtin_loader
 from pmanifest.render.sandbox import render_bounded, sandbox_class, template_failure
-from pmanifest.render.yamltext import _finalize, quote, to_yaml
-from pmanifest.schema import validate
+from pmanifest.render.yamltext import finalize_value, quote, to_yaml
+from pmanifest.schema.crd import is_custom_kind, validate_custom
+from pmanifest.schema.kubernetes import validate
 
 WRAPPER_TEMPLATE = "supervisor.sh"  # the termination supervisor (--templates can replace it)
 
@@ -40,8 +40,8 @@ def _user_source(root: FsPath, name: str) -> tuple[str, str, Callable[[], bool]]
 
 
 def _read_template(real: FsPath, name: str) -> str:
-    from pmanifest.loader import decode
-    from pmanifest.reading import Unreadable, read_limited
+    from pmanifest.io.reading import Unreadable, read_limited
+    from pmanifest.loader.documents import decode
 
     try:
         raw, _ = read_limited(str(real))
@@ -53,7 +53,7 @@ def _read_template(real: FsPath, name: str) -> str:
                             problem.line, problem.column) from None
 
 
-def _environment(templates_dir: str | None) -> Any:
+def template_environment(templates_dir: str | None) -> Any:
     from jinja2 import ChoiceLoader, FunctionLoader, StrictUndefined
 
     loaders: list[Any] = []
@@ -67,7 +67,7 @@ def _environment(templates_dir: str | None) -> Any:
     loaders.append(builtin_loader())  # precompiled (pmanifest.render.builtin)
     env = sandbox_class()(
         loader=ChoiceLoader(loaders), undefined=StrictUndefined, autoescape=False,
-        finalize=_finalize, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
+        finalize=finalize_value, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
     )
     env.user_root = root
     env.filters["q"] = quote
@@ -75,7 +75,7 @@ def _environment(templates_dir: str | None) -> Any:
     return env
 
 
-def _wrapper_text(env: Any) -> str:
+def wrapper_text(env: Any) -> str:
     from jinja2 import TemplateNotFound
 
     try:
@@ -99,7 +99,7 @@ def _is_user(filename: str) -> bool:
     return not filename.startswith(BUILTIN_PREFIX)
 
 
-def _render_one(env: Any, name: str, context: dict[str, Any], version: str,
+def render_one(env: Any, name: str, context: dict[str, Any], version: str,
                 deadline: float) -> dict[str, Any]:
     from jinja2 import TemplateNotFound, TemplateSyntaxError
 

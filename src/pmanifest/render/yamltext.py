@@ -10,7 +10,7 @@ import yaml
 
 
 class Yaml(str):
-    """Text that is already YAML (a filter's output); ``_finalize`` passes it through."""
+    """Text that is already YAML (a filter's output); ``finalize_value`` passes it through."""
 
     __slots__ = ()
 
@@ -57,7 +57,7 @@ def _template_error(message: str) -> Exception:
     return TemplateRuntimeError(message)
 
 
-def _finalize(value: Any) -> str:
+def finalize_value(value: Any) -> str:
     from jinja2 import Undefined
 
     if isinstance(value, Undefined):

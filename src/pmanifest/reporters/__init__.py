@@ -1,5 +1,6 @@
 """Reporters turn findings into text. Each module exposes ``render(findings, summary) -> str``;
-modules load only when their format is asked for."""
+modules load only when their format is asked for. May import ``catalogue`` and ``kube``;
+never check code (``rules``, ``policy``, ``lint``)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from pmanifest.document import Finding
+from pmanifest.kube.document import Finding
 
 FORMATS = ("text", "json", "sarif", "github", "junit")
 

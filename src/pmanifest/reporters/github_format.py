@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pmanifest.document import Finding
+from pmanifest.kube.document import Finding
 from pmanifest.reporters import Summary
 from pmanifest.reporters.sarif_format import artifact_uri
 

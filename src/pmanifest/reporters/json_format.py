@@ -8,7 +8,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from pmanifest.document import Finding, dotted
+from pmanifest.kube.document import Finding
+from pmanifest.loader.positions import dotted
 from pmanifest.reporters import Summary
 
 

@@ -14,7 +14,7 @@ import re
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 
-from pmanifest.document import Finding
+from pmanifest.kube.document import Finding
 from pmanifest.reporters import Summary
 
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from pmanifest import __version__
-from pmanifest.document import Finding
+from pmanifest.kube.document import Finding
 from pmanifest.reporters import Summary
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pmanifest.document import Finding
+from pmanifest.kube.document import Finding
 from pmanifest.reporters import Summary
 
 _COLOURS = {"error": "\x1b[31m", "warning": "\x1b[33m", "info": "\x1b[36m"}

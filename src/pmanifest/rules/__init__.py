@@ -16,6 +16,9 @@ checks: user policies (:mod:`pmanifest.policy`) and Python rules of third-party 
 loaded from the entry-point group ``pmanifest.rules`` (each entry point a module that registers
 on import, or a callable called with no arguments). ``registered(rules)`` scopes user
 policies to one lint run.
+
+May import ``catalogue``, ``shell``, ``cluster``, ``kube``, ``schema``, ``loader`` and
+``io``; never ``lint``, ``render`` or ``cli``.
 """
 
 from __future__ import annotations
@@ -39,16 +42,17 @@ from pmanifest.catalogue import (
     RuleMeta,
     plugins_declared,
 )
-from pmanifest.document import Document, Fix, Path, Pos
 from pmanifest.errors import ConfigError
-from pmanifest.profile import Profile
+from pmanifest.kube.document import Document, Fix
+from pmanifest.kube.profile import Profile
+from pmanifest.kube.workloads import Workload
+from pmanifest.loader.positions import Path, Pos
 from pmanifest.shell.facts import Loc
-from pmanifest.workloads import Workload
 
 if TYPE_CHECKING:  # what only cluster and whole-input checks see (imported when they run)
-    from pmanifest.capacity import Capacity, Shortfall
-    from pmanifest.cluster_request import ClusterRequest
-    from pmanifest.demand import Demand
+    from pmanifest.cluster.capacity import Capacity, Shortfall
+    from pmanifest.cluster.demand import Demand
+    from pmanifest.cluster.request import ClusterRequest
 
 __all__ = ["RULE_ID", "SEVERITIES", "SLUG", "ClusterContext", "Context", "Fix", "Hit",
            "InputContext", "InputHit", "Mention", "ObjectContext",
@@ -130,7 +134,7 @@ class InputContext:
     @property
     def shortfalls(self) -> list[Shortfall]:
         if self._shortfalls is None:
-            from pmanifest.capacity import shortfalls
+            from pmanifest.cluster.capacity import shortfalls
 
             self._shortfalls = shortfalls(self.demands, self.capacity)
         return self._shortfalls

@@ -1,6 +1,6 @@
 """Capacity rules (``applies="input"``): with ``lint --cluster FILE``, do the workloads of the
 whole run fit the cluster? Each rule reports one kind of shortfall of the capacity model
-(:mod:`pmanifest.capacity`), at the workload it names: its GPU limit for a pod larger than a
+(:mod:`pmanifest.cluster.capacity`), at the workload it names: its GPU limit for a pod larger than a
 node, else its pod count (``replicas``, ``parallelism``).
 """
 
@@ -16,7 +16,7 @@ from pmanifest.rules import InputContext, InputHit, rule
 def rules_by_kind() -> dict[str, str]:
     """The rule of each kind of shortfall (the capacity model is imported when it is used:
     a lint run without --cluster registers these checks but never runs them)."""
-    from pmanifest.capacity import (
+    from pmanifest.cluster.capacity import (
         ALLOCATED_SHORT,
         POD_TOO_LARGE,
         ROLLOUT,

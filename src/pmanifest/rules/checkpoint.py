@@ -30,10 +30,10 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from pmanifest.contract import (
+from pmanifest.kube.contract import (
     KUBERNETES_DEFAULT_GRACE,
 )
-from pmanifest.document import Path
+from pmanifest.loader.positions import Path
 from pmanifest.rules import Context, Hit, Mention, rule
 from pmanifest.rules.shells import CHECKPOINT_ENV, Shell, checkpoints, shells_of
 from pmanifest.shell import (

@@ -31,7 +31,7 @@ from pmanifest.rules import ClusterContext, Hit, rule
 from pmanifest.suggest import close_match
 
 if TYPE_CHECKING:  # imported where a check runs: lint registers these but never runs them
-    from pmanifest.cluster_request import ClusterRequest
+    from pmanifest.cluster.request import ClusterRequest
 
 MULTIPLE = 8  # the seed: num_preemptible_gpus must be a multiple of 8
 FAR_BELOW = 0.5  # PM505: allocated under half the target
@@ -43,7 +43,7 @@ COMMAND_FIELDS = frozenset({
 
 
 def target_field(request: ClusterRequest) -> str:
-    from pmanifest.cluster_request import READ
+    from pmanifest.cluster.request import READ
 
     return "desired_preemptible_gpus" if request.kind == READ else "num_preemptible_gpus"
 
@@ -100,7 +100,7 @@ def not_multiple_of_8(ctx: ClusterContext) -> Iterator[Hit]:
 
 @rule("PM502")
 def no_project(ctx: ClusterContext) -> Iterator[Hit]:
-    from pmanifest.cluster_request import CREATE
+    from pmanifest.cluster.request import CREATE
 
     request = ctx.request
     target = _target(request)
@@ -117,7 +117,7 @@ def no_project(ctx: ClusterContext) -> Iterator[Hit]:
 
 @rule("PM503")
 def no_standard_node(ctx: ClusterContext) -> Iterator[Hit]:
-    from pmanifest.cluster_request import CREATE
+    from pmanifest.cluster.request import CREATE
 
     request = ctx.request
     if "num_gpus" not in request.fields:
@@ -148,7 +148,7 @@ def slurm_with_preemptible(ctx: ClusterContext) -> Iterator[Hit]:
 
 @rule("PM505")
 def allocation_far_below(ctx: ClusterContext) -> Iterator[Hit]:
-    from pmanifest.cluster_request import READ
+    from pmanifest.cluster.request import READ
 
     request = ctx.request
     if request.kind != READ:
@@ -165,7 +165,7 @@ def allocation_far_below(ctx: ClusterContext) -> Iterator[Hit]:
 
 @rule("PM506")
 def unknown_field(ctx: ClusterContext) -> Iterator[Hit]:
-    from pmanifest.cluster_request import KNOWN_FIELDS
+    from pmanifest.cluster.request import KNOWN_FIELDS
 
     request = ctx.request
     command = request.form == "command"

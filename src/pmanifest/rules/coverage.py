@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from pmanifest.contract import ROLE_LABEL, ROLES
-from pmanifest.document import dotted
+from pmanifest.kube.contract import ROLE_LABEL, ROLES
+from pmanifest.kube.workloads import unread
+from pmanifest.loader.positions import dotted
 from pmanifest.rules import Hit, ObjectContext, rule
-from pmanifest.workloads import unread
 
 DECLARE = f"`{ROLE_LABEL}: {'|'.join(ROLES)}`"
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TypeGuard
 
-from pmanifest.contract import KUBERNETES_DEFAULT_GRACE
+from pmanifest.kube.contract import KUBERNETES_DEFAULT_GRACE
 from pmanifest.rules import Context, Fix, Hit, rule
 from pmanifest.rules.shells import checkpoints, shells_of
 

@@ -9,15 +9,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from pmanifest.contract import DISRUPTION_TARGET, SIGTERM_EXIT
-from pmanifest.document import Path
+from pmanifest.kube.contract import DISRUPTION_TARGET, SIGTERM_EXIT
+from pmanifest.kube.workloads import get, mapping, sequence
+from pmanifest.loader.positions import Path
 from pmanifest.rules import Context, Fix, Hit, rule
-from pmanifest.workloads import get, mapping, sequence
 
 DISRUPTION = DISRUPTION_TARGET
 
 
-def _matches_disruption(policy_rule: dict[str, Any]) -> bool:
+def matches_disruption(policy_rule: dict[str, Any]) -> bool:
     """Does the rule's onPodConditions match the DisruptionTarget condition of a preempted pod?
     ``status`` defaults to "True" on the API server."""
     for cond in sequence(policy_rule, ("onPodConditions",)):
@@ -27,7 +27,7 @@ def _matches_disruption(policy_rule: dict[str, Any]) -> bool:
     return False
 
 
-def _matches_sigterm_exit(policy_rule: dict[str, Any]) -> bool:
+def matches_sigterm_exit(policy_rule: dict[str, Any]) -> bool:
     """Does the rule's onExitCodes match a pod whose handler exited 143?"""
     codes = mapping(policy_rule, ("onExitCodes",))
     values = sequence(codes, ("values",))
@@ -48,8 +48,8 @@ def _ignore_problem(rules: list[Any], rules_path: Path) -> tuple[Path | None, st
     for i, policy_rule in enumerate(rules):
         if not isinstance(policy_rule, dict):
             continue
-        disruption = _matches_disruption(policy_rule)
-        if not disruption and not _matches_sigterm_exit(policy_rule):
+        disruption = matches_disruption(policy_rule)
+        if not disruption and not matches_sigterm_exit(policy_rule):
             continue
         action = policy_rule.get("action")
         if action != "Ignore":
@@ -116,9 +116,9 @@ def backoff_limit_no_headroom(ctx: Context) -> Iterator[Hit]:
         return
     rules = [r for r in sequence(w.doc.data, (*w.job_path, "podFailurePolicy", "rules"))
              if isinstance(r, dict) and r.get("action") == "Ignore"]
-    if not any(_matches_disruption(r) for r in rules):
+    if not any(matches_disruption(r) for r in rules):
         return  # no policy that ignores preemptions at all: PM401's finding
-    if any(_matches_sigterm_exit(r) for r in rules):
+    if any(matches_sigterm_exit(r) for r in rules):
         return  # the exit-code fallback catches what the condition misses
     job = mapping(w.doc.data, w.job_path)
     for key in ("backoffLimit", "backoffLimitPerIndex"):

@@ -15,11 +15,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from pmanifest.document import Path
-from pmanifest.placement import placement_of, toleration
-from pmanifest.profile import Profile
+from pmanifest.kube.placement import placement_of, toleration
+from pmanifest.kube.profile import Profile
+from pmanifest.kube.workloads import Workload, get, mapping, sequence
+from pmanifest.loader.positions import Path
 from pmanifest.rules import Context, Hit, rule
-from pmanifest.workloads import Workload, get, mapping, sequence
 
 _REQUIRED = ("affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution")
 _PREFERRED = ("affinity", "nodeAffinity", "preferredDuringSchedulingIgnoredDuringExecution")

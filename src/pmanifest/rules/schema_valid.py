@@ -1,5 +1,5 @@
 """PM002: the object fails the strict Kubernetes schema of the target version (see
-policies/rules-engine.yaml). The validation itself lives in :mod:`pmanifest.schema`."""
+policies/rules-engine.yaml). The validation itself lives in :mod:`pmanifest.schema.kubernetes`."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pmanifest.rules import Hit, ObjectContext, rule
 
 @rule("PM002")
 def schema_invalid(ctx: ObjectContext) -> Iterator[Hit]:
-    from pmanifest.schema import validate
+    from pmanifest.schema.kubernetes import validate
 
     for problem in validate(ctx.doc.data, ctx.kubernetes_version):
         yield Hit(problem.path, problem.message)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from pmanifest.document import Path
+from pmanifest.loader.positions import Path
 from pmanifest.rules import Context, Hit, rule
 from pmanifest.rules.shells import shells_of
 from pmanifest.shell import ScriptFacts, analyse

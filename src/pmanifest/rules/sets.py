@@ -8,11 +8,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, TypeGuard
 
-from pmanifest.contract import DISRUPTION_TARGET
-from pmanifest.document import Path
+from pmanifest.kube.contract import DISRUPTION_TARGET
+from pmanifest.kube.workloads import Workload, get, mapping, sequence
+from pmanifest.loader.positions import Path
 from pmanifest.rules import Hit, ObjectContext, rule
-from pmanifest.rules.jobs import _matches_disruption, _matches_sigterm_exit
-from pmanifest.workloads import Workload, get, mapping, sequence
+from pmanifest.rules.jobs import matches_disruption, matches_sigterm_exit
 
 JOBSET_GROUPS = ("jobset.x-k8s.io", "trainer.kubeflow.org")  # JobSets and trainer runtimes
 VOLCANO_GROUPS = ("batch.volcano.sh", "flow.volcano.sh")
@@ -34,7 +34,7 @@ def _child_outcome(data: Any, w: Workload) -> tuple[str | None, Path | None]:
     for i, policy_rule in enumerate(sequence(data, rules_path)):
         if not isinstance(policy_rule, dict):
             continue
-        if _matches_disruption(policy_rule) or _matches_sigterm_exit(policy_rule):
+        if matches_disruption(policy_rule) or matches_sigterm_exit(policy_rule):
             action = policy_rule.get("action")
             if action == "Ignore":
                 return None, (*rules_path, i)

@@ -8,8 +8,9 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import Any, NamedTuple
 
-from pmanifest.contract import SUPERVISOR_AFTER_HOOK, SUPERVISOR_NO_CHECKPOINT, WORKER_ROLE
-from pmanifest.document import Path
+from pmanifest.kube.contract import SUPERVISOR_AFTER_HOOK, SUPERVISOR_NO_CHECKPOINT, WORKER_ROLE
+from pmanifest.kube.workloads import Container, Workload
+from pmanifest.loader.positions import Path
 from pmanifest.rules import Hit, Mention
 from pmanifest.shell import (
     Command,
@@ -23,7 +24,6 @@ from pmanifest.shell import (
     script_shell,
     supervisor_mode,
 )
-from pmanifest.workloads import Container, Workload
 
 CHECKPOINT_ENV = re.compile(
     r"^(?:[A-Z0-9]+_)*(?:CHECKPOINTS?|CKPTS?)(?:_[A-Z0-9]+)*_(?:DIR|PATH|ROOT|LOCATION|FOLDER)$"

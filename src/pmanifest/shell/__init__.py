@@ -14,7 +14,8 @@ the checkpoint rules reason about:
 - every command the script runs (for preStop hooks: does it work, does it sleep).
 
 Positions are 0-based (row, column) inside the script; :func:`script_pos` maps them to the
-1-based file position through the YAML scalar that holds the script.
+1-based file position through the YAML scalar that holds the script. May import ``kube``
+and ``loader``.
 """
 
 from __future__ import annotations

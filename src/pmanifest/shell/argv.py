@@ -7,8 +7,8 @@ import posixpath
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from pmanifest.contract import SUPERVISOR_NAME
-from pmanifest.document import Path
+from pmanifest.kube.contract import SUPERVISOR_NAME
+from pmanifest.loader.positions import Path
 from pmanifest.shell.facts import LAUNCHERS, SHELLS, Command, Loc
 
 

@@ -91,10 +91,6 @@ class Trap(NamedTuple):
     def does_work(self) -> bool:
         return bool(self.work)
 
-    @property
-    def exits_zero(self) -> bool:
-        return any(c.program == "exit" and c.args[:1] == ("0",) for c in self.commands)
-
 
 class ScriptFacts(NamedTuple):
     """What the analysis of one shell script found."""
@@ -124,6 +120,6 @@ def _sleeps_at_all(command: Command) -> bool:
     return not all(_ZERO.fullmatch(a) for a in command.args)
 
 
-def _sleeps_forever(command: Command) -> bool:
+def sleeps_forever(command: Command) -> bool:
     return command.program == "sleep" and command.args[:1] in (("infinity",), ("inf",))
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pmanifest.document import Document, Path, Pos, ScalarInfo
+from pmanifest.kube.document import Document
+from pmanifest.kube.workloads import get
+from pmanifest.loader.positions import Path, Pos, ScalarInfo
 from pmanifest.shell.facts import Loc
-from pmanifest.workloads import get
 
 
 def script_pos(doc: Document, path: Path, loc: Loc) -> Pos:

@@ -18,7 +18,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeGuard
 
-from pmanifest.shell.facts import QUICK, Command, Loc, ScriptFacts, Trap, _sleeps_forever
+from pmanifest.shell.facts import QUICK, Command, Loc, ScriptFacts, Trap, sleeps_forever
 
 if TYPE_CHECKING:
     from tree_sitter import Node, Parser
@@ -294,12 +294,12 @@ def _while_trapped(command: Command, main_started: bool, waited: bool) -> str:
     background ("main"), an ``exec`` of the main shell, a command the trap waits for
     ("foreground"), or nothing of note ("")."""
     target = command.exec_target
-    runs_long = command.program not in QUICK or target is not None or _sleeps_forever(command)
+    runs_long = command.program not in QUICK or target is not None or sleeps_forever(command)
     if command.background:
         return "main" if runs_long else ""
     if target is not None and not command.subshell:
         return "exec"
-    if _sleeps_forever(command) or (runs_long and not main_started and not waited):
+    if sleeps_forever(command) or (runs_long and not main_started and not waited):
         return "foreground"
     return ""
 

@@ -1,0 +1,99 @@
+"""The one error boundary of the command line: user and environment mistakes become one line
+and exit 2, Ctrl-C exits 130 quietly, bugs exit 3 with a request to report them.
+
+Exit codes: 0 clean, 1 findings at or above --fail-on (lint) or drift (render --check),
+2 usage/config/spec/input error (one line on stderr, nothing on stdout), 3 internal error,
+130 interrupted.
+"""
+
+from __future__ import annotations
+
+import errno
+import sys
+from typing import Any
+
+import click
+
+from pmanifest.errors import PmanifestError
+from pmanifest.io.writing import ClosedStdout, echo, unwritable
+
+EXIT_FINDINGS = 1
+EXIT_USAGE = 2
+EXIT_INTERNAL = 3
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
+
+
+def _show_help(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    """click's --help, written as every command writes stdout: a full or closed stdout is
+    "cannot write output" (exit 2), not a traceback or nothing at all."""
+    if value and not ctx.resilient_parsing:
+        echo(ctx.get_help(), color=ctx.color)
+        ctx.exit()
+
+
+class Command(click.Command):
+    """A subcommand whose --help is written like any other output."""
+
+    def get_help_option(self, ctx: click.Context) -> click.Option | None:
+        option = super().get_help_option(ctx)
+        if option is not None:
+            option.callback = _show_help
+        return option
+
+
+class Group(click.Group):
+    """A group of subcommands (``pmanifest cluster``), --help written like any output."""
+
+    command_class = Command
+
+    def get_help_option(self, ctx: click.Context) -> click.Option | None:
+        option = super().get_help_option(ctx)
+        if option is not None:
+            option.callback = _show_help
+        return option
+
+
+Group.group_class = Group
+
+
+class Boundary(click.Group):
+    """The one error boundary: user mistakes become one line and exit 2, bugs exit 3."""
+
+    command_class = Command
+    group_class = Group
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        if sys.stdout is None:  # started with descriptor 1 closed (>&-)
+            sys.stdout = ClosedStdout()
+        try:
+            return super().main(*args, **kwargs)
+        except OSError as exc:  # click's own output (--help, --version) could not be written
+            if exc.errno == errno.EPIPE:  # (click ends a broken pipe itself; never seen here)
+                raise
+            click.echo(f"pmanifest: {unwritable(exc)}", err=True)
+            sys.exit(EXIT_USAGE)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        from pmanifest.io.reading import forget_reads
+
+        forget_reads()  # a run starts with nothing read (one process may run several)
+        try:
+            return super().invoke(ctx)
+        except PmanifestError as exc:
+            message = str(exc) if exc.file else f"pmanifest: {exc}"
+            click.echo(message.replace("\n", " "), err=True)
+            ctx.exit(EXIT_USAGE)
+        except (click.exceptions.Exit, click.ClickException, click.Abort):
+            raise
+        except BrokenPipeError:
+            sys.stderr.close()  # the reader went away (| head); nothing more to say
+            ctx.exit(EXIT_FINDINGS)
+        except KeyboardInterrupt:  # Ctrl-C: the user knows; no traceback, no "Aborted!"
+            ctx.exit(EXIT_INTERRUPTED)
+        except Exception as exc:
+            click.echo(
+                f"pmanifest: internal error: {type(exc).__name__}: {exc} "
+                "(this is a bug in pmanifest; please report it with the input that caused it)",
+                err=True,
+            )
+            ctx.exit(EXIT_INTERNAL)

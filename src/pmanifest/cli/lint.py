@@ -1,0 +1,317 @@
+"""``pmanifest lint``: config + flags -> options, sources -> findings -> reports, exit code.
+
+Several reports come from one pass: ``--format`` and ``--output`` pair up in order (a format
+without an output, or with ``-``, goes to stdout; at most one does). Files are written
+atomically (temp file beside the target, then ``os.replace``), and only after every report
+rendered, so an error never leaves a half-written report behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path as FsPath
+from typing import TYPE_CHECKING, NamedTuple, TextIO
+
+from pmanifest.errors import ConfigError, InputError
+from pmanifest.io.reading import Identity
+from pmanifest.io.writing import STDOUT, Target, identity, plan_outputs, write_targets
+from pmanifest.kube.document import Finding
+from pmanifest.lint.config import Config, config_from, resolve_rule
+from pmanifest.lint.engine import SEVERITY_RANK, LintOptions, once_per_run
+from pmanifest.lint.gate import empty_run
+from pmanifest.lint.kustomize import mark_patches
+from pmanifest.lint.parallel import Linted, default_jobs, lint_inputs
+from pmanifest.lint.progress import Progress
+from pmanifest.lint.sources import Exclude, FileRef, Problem, Source, check_paths, iter_inputs
+from pmanifest.reporters import Summary, reporter
+from pmanifest.reporters.text_format import summary_line
+from pmanifest.rules import registry
+
+if TYPE_CHECKING:  # a run without --cluster reads no cluster request and no GPU demand
+    from pmanifest.cluster.demand import Demand
+    from pmanifest.cluster.request import ClusterRequest
+
+
+class Output(NamedTuple):
+    """One report of a lint run: its format and where it goes."""
+
+    format: str
+    path: str = STDOUT  # "-" for stdout
+
+
+class LintRequest(NamedTuple):
+    """A lint run as the command line asked for it."""
+
+    paths: tuple[str, ...]
+    outputs: tuple[Output, ...]
+    fail_on: str | None
+    kubernetes_version: str | None
+    profile: str | None
+    config_path: str | None
+    disable: tuple[str, ...]
+    no_schema: bool
+    stdin_filename: str
+    colour: bool
+    jobs: int | None = None  # None: one per CPU (bounded)
+    policies: tuple[str, ...] = ()  # user policy directories (--policies)
+    select: tuple[str, ...] = ()  # --select: only these rules (ids or slugs)
+    cluster: str | None = None  # --cluster FILE: whole-input capacity rules against it
+    allow_empty: bool = False  # --allow-empty: finding no Kubernetes object is not an error
+    force_exclude: bool = True  # the config's `exclude:` applies to named paths too
+    progress: TextIO | None = None  # a terminal's stderr to draw a progress bar on
+
+
+class LintResult(NamedTuple):
+    """What a lint run prints and its exit code."""
+
+    stdout: str  # the report that goes to stdout ("" when every report goes to a file)
+    warnings: list[str]  # stderr lines to print before the findings
+    summary: str  # the one-line summary, printed on stderr after the findings
+    exit_code: int
+
+
+def pair_outputs(formats: tuple[str, ...], paths: tuple[str, ...]) -> tuple[Output, ...]:
+    """``--format``/``--output`` pairs, in order. Raises ConfigError for what cannot pair."""
+    formats = formats or ("text",)
+    if len(paths) > len(formats):
+        extra = ", ".join(paths[len(formats):])
+        raise ConfigError(f"--output {extra}: no --format to pair with (give one --format "
+                          "per --output, in order)")
+    outputs = tuple(Output(fmt, paths[i] if i < len(paths) else STDOUT)
+                    for i, fmt in enumerate(formats))
+    to_stdout = [o.format for o in outputs if o.path == STDOUT]
+    if len(to_stdout) > 1:
+        raise ConfigError(f"formats {', '.join(to_stdout)} would all go to stdout; "
+                          "give each but one an --output FILE")
+    return outputs
+
+
+def output_targets(outputs: tuple[Output, ...]) -> list[Target]:
+    """The one writer's targets of ``--output`` pairs."""
+    return [Target("--output", o.path) for o in outputs]
+
+
+def options_for(request: LintRequest, config: Config) -> LintOptions:
+    from pmanifest.kube.profile import DEFAULT_PROFILE, get_profile
+    from pmanifest.schema.kubernetes import DEFAULT_KUBERNETES_VERSION, resolve_version
+
+    version = resolve_version(
+        request.kubernetes_version or config.kubernetes_version or DEFAULT_KUBERNETES_VERSION
+    )
+    profile = request.profile or config.profile or DEFAULT_PROFILE
+    get_profile(profile)  # refuse unknown profiles before linting
+    severities = dict(config.rules)
+    for name in request.disable:
+        severities[resolve_rule(name)] = "off"
+    if request.no_schema:
+        severities["PM002"] = "off"
+    select = frozenset(resolve_rule(name) for name in request.select) or None
+    return LintOptions(version, profile, severities, select=select, roles=config.roles,
+                       cluster=_cluster(request.cluster),
+                       inline_suppressions=config.inline_suppressions)
+
+
+def _cluster(path: str | None) -> ClusterRequest | None:
+    """The cluster request of --cluster, read before any manifest (None without it)."""
+    if path is None:
+        return None
+    from pmanifest.cluster.request import read_request
+
+    return read_request(path)
+
+
+def run_lint(request: LintRequest) -> LintResult:
+    """Write the file reports; return what to print and the exit code.
+    Raises PmanifestError for exit-2 problems."""
+    config = config_from(request.config_path)
+    with user_policies(config, request.policies):
+        return _lint(request, config)
+
+
+@contextlib.contextmanager
+def user_policies(config: Config, dirs: tuple[str, ...]) -> Iterator[None]:
+    """User policies (config `policies:`, then --policies) join the registry for one run."""
+    if not config.policies and not dirs:  # the policy modules load only when there are some
+        yield
+        return
+    from pmanifest.policy import load_policy_dirs
+    from pmanifest.rules import registered
+
+    with registered(p.rule() for p in config.policies), \
+            registered(p.rule() for p in load_policy_dirs(dirs)):
+        yield
+
+
+@dataclass
+class _Run:
+    """What one lint run collected from its inputs."""
+
+    read: dict[Identity, str]  # every file read (no output may replace one)
+    # what only some runs need, kept only then (a tree of 20,000 files costs megabytes):
+    to_files: bool = False  # a report goes to a file: ``read`` collects every linted file
+    with_cluster: bool = False  # --cluster: ``order`` places the whole-input findings
+    findings: list[Finding] = field(default_factory=list)
+    messages: list[str] = field(default_factory=list)  # stderr lines
+    files: int = 0
+    objects: int = 0
+    skipped: int = 0  # objects of kinds pmanifest cannot read
+    fragments: int = 0
+    rules: int = 0  # rules the run applied
+    checked: list[tuple[str, str]] = field(default_factory=list)  # (file, object), for JUnit
+    demands: list[Demand] = field(default_factory=list)  # GPU demand (with --cluster)
+    order: dict[str, int] = field(default_factory=dict)  # file -> its place in the input
+    stdin: dict[str, bytes] = field(default_factory=dict)  # what stdin held, by its name
+
+    def add(self, linted: Linted | Problem) -> None:
+        if isinstance(linted, Problem):
+            if linted.named:  # the user asked for this file: a gate must not pass without it
+                raise InputError(linted.message, linted.name)
+            self.messages.append(f"{linted.name}: warning: {linted.message}")
+            return
+        self.files += 1
+        if self.with_cluster:
+            self.order.setdefault(linted.name, len(self.order))
+        if self.to_files and linted.identity is not None:
+            self.read.setdefault(linted.identity, linted.name)
+        self.findings.extend(linted.result.findings)
+        self.demands.extend(linted.result.demands)
+        self.objects += linted.result.objects
+        self.skipped += linted.result.skipped
+        self.fragments += linted.result.fragments
+        self.checked.extend((linted.name, label) for label in linted.result.labels)
+
+    def read_again(self, name: str) -> bytes | None:
+        """A linted file's bytes once more (stdin's are kept), to locate late findings."""
+        if name in self.stdin:
+            return self.stdin[name]
+        try:
+            return FsPath(name).read_bytes()
+        except OSError:
+            return None
+
+    @property
+    def summary(self) -> Summary:
+        return Summary.of(self.findings, self.files, self.objects, tuple(self.checked),
+                          self.skipped, rules=self.rules, fragments=self.fragments)
+
+
+def _lint(request: LintRequest, config: Config) -> LintResult:
+    options = options_for(request, config)
+    if any(o.format == "junit" for o in request.outputs):
+        options = options._replace(record_objects=True)
+    fail_on = request.fail_on or config.fail_on or "error"
+    check_paths(request.paths)
+    run = _new_run(request, config)
+    run.rules = sum(1 for rule_id in registry() if options.enabled(rule_id))
+    plan_outputs(output_targets(request.outputs), run.read)
+    exclude = Exclude(config.exclude, config.base_dir, request.force_exclude)
+    inputs = mark_patches(list(_kept(iter_inputs(request.paths, request.stdin_filename,
+                                                 exclude), run, options)))
+    _lint_inputs(inputs, options, request, run)
+    run.findings = once_per_run(run.findings)
+    if run.demands:
+        run.findings = _with_input_findings(run, options)
+    threshold = SEVERITY_RANK[fail_on]
+    failed = any(SEVERITY_RANK[f.severity] >= threshold for f in run.findings)
+    if run.objects == 0 and not failed and not request.allow_empty:
+        _nothing_checked(request, run, exclude)
+    stdout = _reports(request, run)
+    return LintResult(stdout, run.messages, summary_line(run.summary), 1 if failed else 0)
+
+
+def _new_run(request: LintRequest, config: Config) -> _Run:
+    return _Run(_other_inputs(request, config),
+                to_files=any(o.path != STDOUT for o in request.outputs),
+                with_cluster=request.cluster is not None)
+
+
+def _nothing_checked(request: LintRequest, run: _Run, exclude: Exclude) -> None:
+    """A gate that checked no object must not pass: exit 2 naming what was read."""
+    named = [request.stdin_filename if p == "-" else p for p in request.paths]
+    raise InputError(empty_run(named, run.files, run.fragments,
+                               len(exclude.named_excluded(request.paths))))
+
+
+def _lint_inputs(inputs: list[FileRef | Source | Problem], options: LintOptions,
+                 request: LintRequest, run: _Run) -> None:
+    """Lint every input into ``run``, with a progress bar on a terminal."""
+    jobs = request.jobs if request.jobs is not None else default_jobs()
+    progress = Progress(request.progress, len(inputs)) if request.progress else None
+    try:
+        for linted in lint_inputs(_drained(inputs), options, jobs):
+            run.add(linted)
+            if progress is not None:
+                progress.advance()
+    finally:
+        if progress is not None:
+            progress.close()
+
+
+def _drained(items: list[FileRef | Source | Problem]) -> Iterator[FileRef | Source | Problem]:
+    """The items in order, each let go of as it is taken: the inputs are listed whole before
+    linting (kustomizations anywhere among them name patches), not kept whole while linting
+    (a tree of 20,000 files holds about 2 MiB of them)."""
+    items.reverse()
+    while items:
+        yield items.pop()
+
+
+def _reports(request: LintRequest, run: _Run) -> str:
+    """Render every report of the run; write the files; return what goes to stdout."""
+    summary = run.summary
+    stdout = ""
+    reports: dict[Target, str] = {}
+    for output in request.outputs:
+        colour = request.colour and output.path == STDOUT
+        text = reporter(output.format)(run.findings, summary, colour)
+        if output.path == STDOUT:
+            stdout = text
+        else:
+            reports[Target("--output", output.path)] = text
+    write_targets(reports, run.read, "report")
+    return stdout
+
+
+def _kept(items: Iterator[FileRef | Source | Problem], run: _Run,
+          options: LintOptions) -> Iterator[FileRef | Source | Problem]:
+    """The inputs, keeping what stdin held when --cluster may need to read it again."""
+    for item in items:
+        if options.cluster is not None and isinstance(item, Source):
+            run.stdin[item.name] = item.raw
+        yield item
+
+
+def _with_input_findings(run: _Run, options: LintOptions) -> list[Finding]:
+    """The whole-input rules' findings, each in its file's place (files in input order)."""
+    from pmanifest.lint.cluster import input_findings
+
+    extra = input_findings(run.demands, options, run.read_again)
+    if not extra:
+        return run.findings
+    order = run.order
+    return sorted(run.findings + extra, key=lambda f: (order.get(f.file, len(order)),
+                                                       *f.sort_key()[1:]))
+
+
+def _other_inputs(request: LintRequest, config: Config) -> dict[Identity, str]:
+    """The files a lint run reads besides the manifests: named paths, the config file and the
+    policy files (identity -> name as given)."""
+    names = [p for p in request.paths if p != "-"]
+    if request.cluster is not None and request.cluster != "-":
+        names.append(request.cluster)
+    if config.source is not None:
+        names.append(config.source)
+    names.extend(p.source for p in config.policies)
+    if request.policies:
+        from pmanifest.policy import policy_files
+
+        for directory in request.policies:
+            names.extend(str(f) for f in policy_files(directory))
+    found: dict[Identity, str] = {}
+    for name in names:
+        key = identity(name)
+        if key is not None:
+            found.setdefault(key, name)
+    return found

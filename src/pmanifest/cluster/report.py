@@ -1,0 +1,197 @@
+"""``pmanifest cluster events`` output: text for people, JSON for scripts."""
+
+from __future__ import annotations
+
+import json
+import math
+from datetime import UTC, datetime
+from typing import Any
+
+from pmanifest.cluster.events import CLUSTER_READ, KUBECTL, PREEMPTED
+from pmanifest.cluster.history import LOWER_BOUND, History, NodeHistory, Sizing, plural
+
+
+def stamp(time: datetime | None) -> str | None:
+    """RFC 3339 in UTC with ``Z``; fractions of a second only when there are some."""
+    if time is None:
+        return None
+    return time.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def duration(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def percent(fraction: float) -> str:
+    if 0 < fraction < 0.0005:
+        return "< 0.1 %"
+    return f"{fraction * 100:.1f} %"
+
+
+# --- text -----------------------------------------------------------------------------------
+
+def text(found: History, sized: Sizing) -> str:
+    lines = [*_header(found), "", *_table(found.nodes), "", *_totals(found), "",
+             *_sizing(sized)]
+    if found.notes:
+        lines += ["", "notes:", *(f"  - {note}" for note in found.notes)]
+    return "\n".join(lines) + "\n"
+
+
+def _header(found: History) -> list[str]:
+    lines = []
+    for s in found.sources:
+        detail = f"{s.kind}, {plural(len(s.events), 'event')}"
+        if s.kind == CLUSTER_READ:
+            detail += f"; time field: {s.time_field or 'none found'}"
+        lines.append(f"source: {s.file} ({detail})")
+        if s.desired_preemptible_gpus is not None or s.allocated_preemptible_gpus is not None:
+            lines.append(f"  preemptible GPUs: target {_or_dash(s.desired_preemptible_gpus)}, "
+                         f"allocated {_or_dash(s.allocated_preemptible_gpus)}")
+    w = found.window
+    if w.start is None or w.end is None:
+        lines.append("window: none (no usable timestamp)")
+    else:
+        origin = "from --since/--until" if w.given else "the events' own span"
+        lines.append(f"window: {stamp(w.start)} to {stamp(w.end)} "
+                     f"({w.seconds / 3600:.1f} h, {origin})")
+    return lines
+
+
+def _or_dash(value: int | None) -> str:
+    return "-" if value is None else str(value)
+
+
+def _table(nodes: tuple[NodeHistory, ...]) -> list[str]:
+    if not nodes:
+        return ["no node events"]
+    width = max(len("node"), *(len(n.node) for n in nodes))
+    lines = [f"{'node':<{width}}  compute      preemptions  observed  preempted at"]
+    for n in nodes:
+        observed = "-" if n.observed is None else duration(n.observed)
+        lines.append(f"{n.node:<{width}}  {n.compute:<11}  {n.preemptions:>11}  "
+                     f"{observed:>8}  {_first_preempted(n)}")
+    return lines
+
+
+def _first_preempted(node: NodeHistory) -> str:
+    for event in node.events:
+        if event.reason == PREEMPTED:
+            return stamp(event.time) or "(no usable time)"
+    return "-"
+
+
+def _totals(found: History) -> list[str]:
+    preempted = sum(1 for n in found.nodes if n.preemptions)
+    counted = ""
+    if found.counted_preemptions != found.preemptions:
+        counted = f", {found.counted_preemptions} of them in the mean"
+    lines = [f"preemptions: {found.preemptions} on {plural(preempted, 'node')}{counted}; "
+             f"{found.exposure / 3600:.1f} preemptible node-hours observed"]
+    mean = found.mean_per_node
+    label = "mean time between preemptions per node"
+    if {s.kind for s in found.sources} == {KUBECTL}:
+        label += " (preempted nodes only)"
+    if mean is None:
+        lines.append(f"{label}: cannot be estimated (see notes)")
+    elif found.basis == LOWER_BOUND:
+        lines.append(f"{label}: more than {duration(mean)} (no preemption counted)")
+    else:
+        lines.append(f"{label}: {duration(mean)}")
+    return lines
+
+
+def _sizing(s: Sizing) -> list[str]:
+    cost = f"{s.checkpoint:g} s"
+    lines = [f"checkpoint sizing: a {cost} checkpoint, a job on "
+             f"{plural(s.nodes, 'preemptible node')}, profile {s.profile}"]
+    if s.origin is not None:
+        lines.append(f"  from {s.origin}")
+    budget = _budget(s)
+    if s.fits_drain_window:
+        lines.append(f"  drain window: fits ({cost} of {budget}); a checkpoint at the notice "
+                     "keeps the work")
+    else:
+        lines.append(f"  drain window: does NOT fit ({cost} > {budget}); a preemption loses the "
+                     "work since the last periodic checkpoint")
+    if s.job_mean is None or s.interval is None or s.lost is None:
+        lines.append("  periodic checkpoint: needs a mean time between preemptions")
+        return lines
+    bound = s.basis == LOWER_BOUND
+    per_node = f" (per node / {s.nodes})" if s.nodes > 1 else ""
+    every = (f"at least {duration(s.interval)} apart" if bound
+             else f"every {duration(s.interval)}")
+    lines += [
+        f"  mean time between interruptions of the job: {'more than ' * bound}"
+        f"{duration(s.job_mean)}{per_node}",
+        f"  periodic checkpoint: {every} (Young/Daly: sqrt(2 x {cost} x "
+        f"{duration(s.job_mean)}))",
+        f"  expected GPU time lost: {'at most ' * bound}{percent(s.lost)} "
+        "(checkpoints and work done again; restart time not counted)",
+    ]
+    if s.fits_drain_window:
+        lines.append("  (periodic checkpoints bound the loss when a checkpoint at the notice "
+                     "fails)")
+    return lines
+
+
+def _budget(s: Sizing) -> str:
+    """``290 s: grace period cap 300 s - supervisor margin 10 s``: what render allows a
+    checkpoint at the notice (expectedSeconds + marginSeconds <= gracePeriodSeconds)."""
+    if s.spec_grace is None:
+        return f"{s.budget} s: grace period cap {s.grace} s - supervisor margin {s.margin} s"
+    # the spec was read under the same profile: its grace period is within the cap
+    return f"{s.budget} s: gracePeriodSeconds {s.grace} - marginSeconds {s.margin}"
+
+
+# --- JSON ------------------------------------------------------------------------------------
+
+def json_text(found: History, sized: Sizing) -> str:
+    payload = {
+        "sources": [{"file": s.file, "kind": s.kind, "events": len(s.events),
+                     "timeField": s.time_field,
+                     "desiredPreemptibleGpus": s.desired_preemptible_gpus,
+                     "allocatedPreemptibleGpus": s.allocated_preemptible_gpus,
+                     "gpuType": s.gpu_type} for s in found.sources],
+        "window": {"start": stamp(found.window.start), "end": stamp(found.window.end),
+                   "seconds": _seconds(found.window.seconds), "given": found.window.given},
+        "nodes": [_node_json(n) for n in found.nodes],
+        "preemptions": found.preemptions,
+        "timedPreemptions": found.timed_preemptions,
+        "countedPreemptions": found.counted_preemptions,
+        "exposureSeconds": _seconds(found.exposure),
+        "unseenNodes": found.unseen_nodes,
+        "meanSecondsBetweenPreemptionsPerNode": _seconds(found.mean_per_node),
+        "basis": found.basis,
+        "sizing": _sizing_json(sized),
+        "notes": list(found.notes),
+    }
+    return json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
+
+
+def _node_json(n: NodeHistory) -> dict[str, Any]:
+    return {"node": n.node, "compute": n.compute, "preemptions": n.preemptions,
+            "observedSeconds": _seconds(n.observed),
+            "events": [{"reason": e.reason, "time": stamp(e.time), "at": e.where}
+                       for e in n.events]}
+
+
+def _sizing_json(s: Sizing) -> dict[str, Any]:
+    return {"checkpointSeconds": _seconds(s.checkpoint), "nodes": s.nodes,
+            "profile": s.profile, "drainWindowSeconds": s.drain_window,
+            "gracePeriodSeconds": s.grace, "marginSeconds": s.margin,
+            "checkpointBudgetSeconds": s.budget, "fitsDrainWindow": s.fits_drain_window,
+            "jobMeanSecondsBetweenInterruptions": _seconds(s.job_mean),
+            "intervalSeconds": _seconds(s.interval),
+            "lostFraction": None if s.lost is None else round(s.lost, 6),
+            "basis": s.basis, "from": s.origin}
+
+
+def _seconds(value: float | None) -> float | None:
+    if value is None or not math.isfinite(value):
+        return None
+    return round(value, 3)

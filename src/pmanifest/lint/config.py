@@ -1,0 +1,213 @@
+"""Configuration: ``.pmanifest.yaml`` or ``[tool.pmanifest]`` in ``pyproject.toml``.
+
+Found by walking up from the current directory, or named with ``--config``. Unknown keys,
+unknown rule names and bad values are errors with a suggestion, never silently ignored.
+
+Keys::
+
+    kubernetesVersion: "1.31"       # schema version for PM002
+    profile: together               # provider profile
+    failOn: error                   # error | warning | info
+    rules:                          # rule id or slug -> off | error | warning | info
+      PM302: off
+      prestop-sleep: error
+    exclude: ["charts/**/tests/*"]  # glob patterns of paths not to lint, also when a file is
+                                    # named on the command line (--no-force-exclude: only in
+                                    # directory walks)
+    policies: [policies/]           # user policy directories, relative to this file
+    roles:                          # Kind or group/Kind -> worker | coordinator | serving
+      example.com/Trainer: worker   # (the pod templates' role; a pmanifest.io/role label wins)
+    inlineSuppressions: false       # honour no `# pmanifest: ignore=` comment and no
+                                    # pmanifest.io/ignore annotation (each is reported, PM005)
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from pathlib import Path as FsPath
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from pmanifest.errors import ConfigError
+from pmanifest.kube.contract import ROLES
+from pmanifest.loader.documents import YamlProblem, decode, load_single
+from pmanifest.loader.positions import Positions
+from pmanifest.schema.datafile import first_violation
+from pmanifest.suggest import did_you_mean
+
+if TYPE_CHECKING:
+    from pmanifest.policy import Policy
+    from pmanifest.schema.words import Words
+
+CONFIG_NAMES = (".pmanifest.yaml", ".pmanifest.yml")
+LEVELS = ("off", "error", "warning", "info")
+FAIL_ON = ("error", "warning", "info")
+_STRINGS = {"type": "array", "items": {"type": "string", "minLength": 1}}
+CONFIG_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "kubernetesVersion": {"type": "string", "pattern": r"^v?\d+\.\d+(\.\d+)?$"},
+        "profile": {"type": "string", "minLength": 1},
+        "failOn": {"enum": list(FAIL_ON)},
+        "rules": {"type": "object", "additionalProperties": {"enum": [*LEVELS, False]}},
+        "exclude": _STRINGS,
+        "policies": _STRINGS,
+        "roles": {"type": "object",
+                  "propertyNames": {"pattern": r"^([a-z0-9.-]+/)?[A-Z][A-Za-z0-9]*$"},
+                  "additionalProperties": {"enum": list(ROLES)}},
+        "inlineSuppressions": {"type": "boolean"},
+    },
+}
+
+
+@functools.cache
+def _words() -> Words:
+    """The config's vocabulary for schema errors (imported only when there is one to word)."""
+    from pmanifest.schema.words import Words
+
+    return Words(root="the config", patterns={
+        "kubernetesVersion": 'quote it, e.g. kubernetesVersion: "1.31"',
+    })
+
+
+class Config(NamedTuple):
+    """The settings of `.pmanifest.yaml` or `[tool.pmanifest]`, and the file they came from."""
+
+    source: str | None = None
+    kubernetes_version: str | None = None
+    profile: str | None = None
+    fail_on: str | None = None
+    rules: Mapping[str, str] = MappingProxyType({})  # rule id -> level
+    exclude: tuple[str, ...] = ()
+    base_dir: FsPath | None = None  # exclude patterns are relative to this
+    policies: tuple[Policy, ...] = ()  # loaded from the `policies:` directories
+    roles: tuple[tuple[str, str], ...] = ()  # (Kind or group/Kind, role) of pod templates
+    inline_suppressions: bool = True  # honour ignore comments and annotations in manifests
+
+
+def config_from(config_path: str | None) -> Config:
+    """The config named by --config, else the nearest one, else the defaults."""
+    if config_path is not None:
+        path = FsPath(config_path)
+        if not path.is_file():
+            raise ConfigError("config file not found", config_path)
+        return load_config(path)
+    found = find_config(FsPath.cwd())
+    return load_config(found) if found is not None else Config()
+
+
+def find_config(start: FsPath) -> FsPath | None:
+    """The nearest config file at or above ``start``."""
+    for directory in (start, *start.parents):
+        for name in CONFIG_NAMES:
+            candidate = directory / name
+            if candidate.is_file():
+                return candidate
+        pyproject = directory / "pyproject.toml"
+        if pyproject.is_file() and _pyproject_section(pyproject) is not None:
+            return pyproject
+    return None
+
+
+def _pyproject_section(path: FsPath) -> dict[str, Any] | None:
+    import tomllib  # only where a pyproject.toml is found
+
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"cannot read pyproject.toml: {exc}", str(path)) from None
+    tool = data.get("tool", {})
+    section = tool.get("pmanifest") if isinstance(tool, dict) else None
+    if section is not None and not isinstance(section, dict):
+        from pmanifest.schema.words import yaml_type
+
+        raise ConfigError("[tool.pmanifest] must be a table of pmanifest settings, not "
+                          f"{yaml_type(section)} {section!r}", str(path))
+    return section
+
+
+def load_config(path: FsPath) -> Config:
+    if path.name == "pyproject.toml":
+        section = _pyproject_section(path) or {}
+        found = first_violation(section, Positions(), CONFIG_SCHEMA, _words())
+        if found is not None:  # TOML has no positions here: name the table instead
+            raise ConfigError(f"[tool.pmanifest]: {found[0]}", str(path))
+        return _parse(section, str(path), None, path.parent)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"cannot read config: {exc.strerror}", str(path)) from None
+    try:
+        loaded = load_single(decode(raw))
+    except YamlProblem as problem:
+        if problem.message == "file is empty":
+            return Config(source=str(path), base_dir=path.parent)
+        raise ConfigError(problem.message, str(path), problem.line, problem.column) from None
+    found = first_violation(loaded.data, loaded.positions, CONFIG_SCHEMA, _words())
+    if found is not None:
+        raise ConfigError(found[0], str(path), found[1], found[2])
+    return _parse(loaded.data, str(path), loaded.positions, path.parent)
+
+
+def _parse(data: dict[str, Any], source: str, positions: Any, base: FsPath) -> Config:
+    def fail(message: str, *key_path: str | int) -> ConfigError:
+        pos = positions.at(tuple(key_path)) if positions is not None else None
+        return ConfigError(message, source, pos.line if pos else None, pos.column if pos else None)
+
+    version = data.get("kubernetesVersion")
+    if version is not None:
+        from pmanifest.schema.kubernetes import resolve_version
+
+        try:
+            version = resolve_version(str(version))
+        except ConfigError as exc:
+            raise fail(exc.message, "kubernetesVersion") from None
+    profile = data.get("profile")
+    if profile is not None:
+        from pmanifest.kube.profile import profile_names
+
+        if profile not in profile_names():
+            raise fail(f"unknown profile {profile!r}{did_you_mean(profile, profile_names())}",
+                       "profile")
+    fail_on = data.get("failOn")
+    policies = _load_policies(data.get("policies", []), base, fail)
+    names = {name: p.meta.id for p in policies for name in (p.meta.id, p.meta.slug)}
+    rules = _parse_rules(data.get("rules", {}), fail, names)
+    exclude = data.get("exclude", [])
+    roles = tuple((str(kind), str(role)) for kind, role in data.get("roles", {}).items())
+    return Config(source, version, profile, fail_on, rules, tuple(exclude), base,
+                  tuple(policies), roles, data.get("inlineSuppressions", True))
+
+
+def _load_policies(dirs: Any, base: FsPath, fail: Any) -> list[Policy]:
+    """The policies of the `policies:` directories (relative to the config file)."""
+    if not dirs:
+        return []
+    for i, directory in enumerate(dirs):
+        if not (base / directory).is_dir():
+            raise fail(f"policy directory {directory!r} not found (relative to "
+                       f"{base or '.'})", "policies", i)
+    from pmanifest.policy import load_policy_dirs
+
+    return load_policy_dirs([str(base / d) for d in dirs])
+
+
+def _parse_rules(rules: Any, fail: Any, extra: Mapping[str, str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for name, level in rules.items():
+        rule_id = extra.get(str(name)) or resolve_rule(str(name), fail, "rules", name)
+        out[rule_id] = "off" if level is False else level  # YAML 1.1 reads a bare off as false
+    return out
+
+
+def resolve_rule(name: str, fail: Any = None, *key_path: Any) -> str:
+    """A rule id for an id or slug, or a ConfigError with a suggestion."""
+    from pmanifest.rules import lookup, suggest
+
+    found = lookup(name)
+    if found is None:
+        message = f"unknown rule {name!r}{suggest(name)}"
+        raise fail(message, *key_path) if fail else ConfigError(message)
+    return found.meta.id

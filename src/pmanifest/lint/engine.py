@@ -1,0 +1,355 @@
+"""The lint engine: bytes of one file in, findings out.
+
+Parsing goes through the loader; each Kubernetes object (``kind: List`` items each at their
+own position) is handed to every enabled rule according to what the rule applies to: object
+rules see the object, workload rules each of its pod templates (with its role and placement).
+Rules name paths, never positions: positions of a document's findings are looked up in one
+batch after its rules ran, so a document with many findings is parsed again once, not once per
+finding. Suppressions (annotations, inline comments) are applied here so no rule knows them;
+one that suppresses nothing is reported (PM005). Patch fragments are not linted (PM007).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import TYPE_CHECKING, NamedTuple
+
+from pmanifest.kube.document import Document, Finding, ObjectRef
+from pmanifest.kube.profile import DEFAULT_PROFILE, Profile, get_profile
+from pmanifest.kube.workloads import (
+    Workload,
+    annotation_paths,
+    api_group,
+    find,
+    kind_matches,
+    unread,
+    workloads_of,
+)
+from pmanifest.lint.fragments import fragment
+from pmanifest.lint.suppress import (
+    SUPPRESSION_MARK,
+    Metas,
+    annotation_ignores,
+    annotation_problems,
+    comment_problems,
+    inline_ignores,
+)
+from pmanifest.loader.documents import Broken, YamlProblem, decode, load_documents
+from pmanifest.loader.positions import Pos, dotted
+from pmanifest.rules import Context, Hit, ObjectContext, Rule, registry
+from pmanifest.schema.kubernetes import DEFAULT_KUBERNETES_VERSION
+
+if TYPE_CHECKING:
+    from pmanifest.cluster.demand import Demand
+    from pmanifest.cluster.request import ClusterRequest
+
+SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
+SUPPRESSION_RULE = "PM005"  # a suppression that suppresses nothing
+FRAGMENT_RULE = "PM007"  # a patch fragment, not linted
+# a file that does not parse is never silently passed, nor a patch fragment silently skipped
+# (also with --select)
+ALWAYS = ("PM001", FRAGMENT_RULE)
+ONCE_PER_RUN = ("PM004",)  # reported at the first object of a kind, with a count of the rest
+
+
+class LintOptions(NamedTuple):
+    """How one lint run is set up: version, profile, rule selection, roles."""
+
+    kubernetes_version: str = DEFAULT_KUBERNETES_VERSION
+    profile_name: str = DEFAULT_PROFILE
+    severities: Mapping[str, str] = MappingProxyType({})  # rule id -> severity or "off"
+    record_objects: bool = False  # keep the label of every object (JUnit lists them all)
+    select: frozenset[str] | None = None  # run only these rule ids (None: every rule)
+    roles: tuple[tuple[str, str], ...] = ()  # config `roles:`: (Kind or group/Kind, role)
+    cluster: ClusterRequest | None = None  # --cluster: whole-input capacity rules run
+    inline_suppressions: bool = True  # honour ignore comments and annotations (config)
+
+    @property
+    def profile(self) -> Profile:
+        return get_profile(self.profile_name)
+
+    def severity_of(self, rule: Rule) -> str:
+        return self.severities.get(rule.meta.id, rule.meta.severity)
+
+    def enabled(self, rule_id: str) -> bool:
+        if self.severities.get(rule_id) == "off":
+            return False
+        return self.select is None or rule_id in self.select or rule_id in ALWAYS
+
+
+class FileResult(NamedTuple):
+    """What linting one file gave: findings and counts."""
+
+    findings: list[Finding]
+    objects: int  # Kubernetes objects seen
+    labels: tuple[str, ...] = ()  # their labels, with LintOptions.record_objects
+    demands: tuple[Demand, ...] = ()  # GPU demand of its workloads (with --cluster)
+    skipped: int = 0  # objects of kinds pmanifest cannot read (PM004), reported or not
+    fragments: int = 0  # patch fragments seen and not linted (PM007)
+
+
+def lint_bytes(raw: bytes, file: str, options: LintOptions) -> list[Finding]:
+    """All findings for one file, sorted by position (whole-input rules included, the file
+    being the whole input)."""
+    result = lint_file(raw, file, options)
+    if not result.demands:
+        return result.findings
+    from pmanifest.lint.cluster import input_findings
+
+    extra = input_findings(result.demands, options, lambda _: raw)
+    return sorted(result.findings + extra, key=Finding.sort_key)
+
+
+@dataclass
+class _Collected:
+    """What one file's documents add up to."""
+
+    findings: list[Finding] = field(default_factory=list)
+    objects: int = 0
+    labels: list[str] = field(default_factory=list)
+    demands: list[Demand] = field(default_factory=list)
+    skipped: int = 0  # objects of kinds pmanifest cannot read
+    fragments: int = 0
+
+
+def lint_file(raw: bytes, file: str, options: LintOptions,
+              patch_of: str | None = None) -> FileResult:
+    """Findings and counts for one file; ``patch_of``: the kustomization that names the file
+    as a patch (then every object in it is a fragment, see :mod:`pmanifest.lint.fragments`)."""
+    try:
+        text = decode(raw)
+    except YamlProblem as problem:
+        return FileResult(_syntax_findings(file, problem, options), 0)
+    lines = tuple(text.split("\n"))
+    rules = [r for r in registry().values() if r.check is not None
+             and r.applies in ("workload", "object") and options.enabled(r.meta.id)]
+    out = _Collected()
+    for item in load_documents(text):
+        if isinstance(item, Broken):
+            out.findings.extend(_syntax_findings(file, item.problem, options))
+            continue
+        _lint_document(Document(file, item.number, item.data, item.positions, lines), rules,
+                       options, out, patch_of, item.dollar)
+    if SUPPRESSION_MARK in text and options.enabled(SUPPRESSION_RULE):
+        out.findings.extend(_comment_findings(file, lines, options))
+    return FileResult(sorted(out.findings, key=Finding.sort_key), out.objects,
+                      tuple(out.labels), tuple(out.demands), out.skipped, out.fragments)
+
+
+def _lint_document(doc: Document, rules: list[Rule], options: LintOptions,
+                   out: _Collected, patch_of: str | None, dollar: bool = True) -> None:
+    checked: list[tuple[Document, list[tuple[Rule, Hit]], Metas | None]] = []
+    whole = []
+    profile = options.profile
+    for obj in _objects(doc):
+        found = fragment(obj, patch_of, dollar)
+        if found is not None:  # a patch fragment: not linted, PM007 says so
+            out.fragments += 1
+            checked.append((obj, _fragment_hits(found, options), None))
+            continue
+        templates = tuple(find(obj.data))  # read once, for the workloads and suppressions
+        workloads = workloads_of(obj, profile, options.roles, templates)
+        metas = annotation_paths(obj, templates)
+        out.skipped += unread(obj, workloads)
+        checked.append((obj, _hits(obj, workloads, metas, rules, options), metas))
+        whole.append(obj)
+    out.objects += len(whole)
+    if options.record_objects:
+        out.labels.extend(ObjectRef(o.kind, o.name, o.namespace).label() for o, _, _ in checked)
+    # every finding of the document (List items included) is located in one pass
+    doc.positions.prefetch(obj.positions.absolute(path)
+                           for obj, hits, _ in checked for _, hit in hits
+                           for path in _paths(hit))
+    for obj, hits, known in checked:
+        out.findings.extend(_findings(obj, hits, options, known))
+    if options.cluster is not None:  # lint --cluster: the GPU demand of each workload
+        _collect_demands(doc, whole, options, out)
+
+
+def _collect_demands(doc: Document, objects: list[Document], options: LintOptions,
+                     out: _Collected) -> None:
+    """The GPU demand of the document's whole objects (patch fragments have none)."""
+    from pmanifest.lint.cluster import demands_of, object_prefixes, wants_demands
+
+    if wants_demands(options):
+        prefixes = object_prefixes(doc.data)
+        for obj in objects:
+            out.demands.extend(demands_of(obj, prefixes.get(id(obj.data), ()), options))
+
+
+def _fragment_hits(found: tuple[tuple[str | int, ...], str],
+                   options: LintOptions) -> list[tuple[Rule, Hit]]:
+    if not options.enabled(FRAGMENT_RULE):
+        return []
+    path, message = found
+    return [(registry()[FRAGMENT_RULE], Hit(path, message))]
+
+
+def _comment_findings(file: str, lines: tuple[str, ...], options: LintOptions) -> list[Finding]:
+    """PM005 for every ``# pmanifest:`` comment that suppresses nothing."""
+    rule = registry()[SUPPRESSION_RULE]
+    return [Finding(rule.meta.id, rule.meta.slug, options.severity_of(rule), file, line, column,
+                    ObjectRef(None, None, None), "", message)
+            for line, column, message in comment_problems(lines, options.inline_suppressions)]
+
+
+def _syntax_findings(file: str, problem: YamlProblem, options: LintOptions) -> list[Finding]:
+    rule = registry()["PM001"]
+    if not options.enabled("PM001"):
+        return []
+    message = problem.message
+    if problem.templated:
+        message += " (an unrendered Helm template? lint `helm template` output)"
+    return [Finding(rule.meta.id, rule.meta.slug, options.severity_of(rule), file, problem.line,
+                    problem.column, ObjectRef(None, None, None), "", message)]
+
+
+def _objects(doc: Document) -> Iterator[Document]:
+    """The Kubernetes objects of a document: itself, or each item of a ``kind: List``."""
+    if not doc.is_kubernetes:
+        return
+    items = doc.data.get("items")
+    if doc.kind is not None and doc.kind.endswith("List") and isinstance(items, list):
+        for i, item in enumerate(items):
+            positions = doc.positions.child(("items",), i)
+            sub = Document(doc.file, doc.number, item, positions, doc.source_lines)
+            yield from _objects(sub)
+        return
+    yield doc
+
+
+def _hits(doc: Document, workloads: tuple[Workload, ...], metas: Metas, rules: list[Rule],
+          options: LintOptions) -> list[tuple[Rule, Hit]]:
+    """What every enabled rule reports about one object. A rule with ``kinds`` sees only
+    objects (object rules: the object, or an object embedded in it) or pod templates (workload
+    rules) of those kinds; the kind of a template is that of the object holding it (an
+    embedded object's own kind). A workload rule with ``roles`` sees only pod templates of
+    those roles. Each rule sees the same context (one per object, one per pod template)."""
+    profile = options.profile
+    version = options.kubernetes_version
+    # a pod that selects one of the profile's compute classes is governed by theirs
+    contexts = [Context(w, profile.for_pod(w.pod), version) for w in workloads]
+    whole = ObjectContext(doc, workloads, profile, version)
+    hits: list[tuple[Rule, Hit]] = []
+    for rule in rules:
+        assert rule.check is not None
+        if rule.applies != "object":
+            _workload_hits(rule, contexts, hits)
+            continue
+        kinds = rule.meta.kinds
+        if kinds and not kind_matches(kinds, api_group(doc), doc.kind) and not any(
+                kind_matches(kinds, w.group, w.kind) for w in workloads):
+            continue
+        hits.extend([(rule, hit) for hit in rule.check(whole)])
+    if options.enabled(SUPPRESSION_RULE):  # suppressions on the object that suppress nothing
+        rule = registry()[SUPPRESSION_RULE]
+        hits.extend((rule, Hit(path, message, value=True)) for path, message
+                    in annotation_problems(doc, options.inline_suppressions, metas))
+    return hits
+
+
+def _workload_hits(rule: Rule, contexts: list[Context], hits: list[tuple[Rule, Hit]]) -> None:
+    """Add what a workload rule reports about the pod templates of its kinds and roles."""
+    check = rule.check
+    assert check is not None
+    kinds, roles = rule.meta.kinds, rule.meta.roles
+    for context in contexts:
+        workload = context.workload
+        if kinds and not kind_matches(kinds, workload.group, workload.kind):
+            continue
+        if roles and workload.role not in roles:
+            continue
+        hits.extend([(rule, hit) for hit in check(context)])
+
+
+def _paths(hit: Hit) -> tuple[tuple[str | int, ...], ...]:
+    """The paths whose positions a hit needs."""
+    if hit.pos is not None:
+        return ()
+    return (hit.path,) if hit.mention is None else (hit.path, hit.mention.path)
+
+
+def _findings(doc: Document, hits: list[tuple[Rule, Hit]], options: LintOptions,
+              metas: Metas | None = None) -> list[Finding]:
+    """Hits, less the suppressed ones, as findings at their positions."""
+    honoured = options.inline_suppressions
+    ignored = annotation_ignores(doc, metas) if hits and honoured else set()
+    out = []
+    for rule, hit in hits:
+        if rule.meta.id in ignored:
+            continue
+        pos = position(doc, hit)
+        if honoured and rule.meta.id in inline_ignores(doc, pos):
+            continue
+        out.append(_finding(doc, rule, hit, pos, options))
+    return out
+
+
+def position(doc: Document, hit: Hit) -> Pos:
+    """Where a hit points: inside a script, at a value, or at a key."""
+    if hit.pos is not None:
+        return hit.pos
+    if hit.inner is not None:
+        from pmanifest.shell import script_pos
+
+        return script_pos(doc, hit.path, hit.inner)
+    return doc.positions.value_at(hit.path) if hit.value else doc.positions.at(hit.path)
+
+
+def _finding(doc: Document, rule: Rule, hit: Hit, pos: Pos, options: LintOptions) -> Finding:
+    message = hit.message
+    if hit.mention is not None:
+        line = position(doc, Hit(hit.mention.path, "", inner=hit.mention.inner)).line
+        cut = hit.mention.at
+        message = f"{message[:cut]} (line {line}){message[cut:]}"
+    return Finding(
+        rule=rule.meta.id,
+        slug=rule.meta.slug,
+        severity=options.severity_of(rule),
+        file=doc.file,
+        line=pos.line,
+        column=pos.column,
+        object=_object_ref(doc),
+        path=dotted(hit.path),
+        message=message,
+        fix=hit.fix,
+    )
+
+
+def _object_ref(doc: Document) -> ObjectRef:
+    """What a finding is about, its kind and namespace one string for every finding (a tree
+    of 20,000 files can hold thousands of findings until the report)."""
+    kind, namespace = doc.kind, doc.namespace
+    return ObjectRef(None if kind is None else sys.intern(str(kind)), doc.name,
+                     None if namespace is None else sys.intern(str(namespace)))
+
+
+def once_per_run(findings: list[Finding]) -> list[Finding]:
+    """Findings of ONCE_PER_RUN rules kept once per rule and message (their messages name the
+    kind and apiVersion, never the object): the first, with how many objects and files it
+    stands for. The order of the others is kept."""
+    groups: dict[tuple[str, str], list[Finding]] = {}
+    out: list[Finding | tuple[str, str]] = []
+    for finding in findings:
+        if finding.rule not in ONCE_PER_RUN:
+            out.append(finding)
+            continue
+        key = (finding.rule, finding.message)
+        if key not in groups:
+            groups[key] = []
+            out.append(key)
+        groups[key].append(finding)
+    return [item if isinstance(item, Finding) else _counted(groups[item]) for item in out]
+
+
+def _counted(same: list[Finding]) -> Finding:
+    first = same[0]
+    if len(same) == 1:
+        return first
+    files = len({f.file for f in same})
+    where = f"{files} files" if files > 1 else "this file"
+    return first._replace(message=f"{first.message} ({len(same)} objects of this kind in "
+                                  f"{where}; reported once per run)")

@@ -1,0 +1,172 @@
+"""Kustomize patches among the files of a lint run.
+
+A file that a kustomization names under ``patches``, ``patchesStrategicMerge`` or
+``patchesJson6902`` is a fragment of an object, merged into a base by ``kubectl kustomize``:
+linted as a whole object it reports missing selectors and templates that the base has, and
+placement the base may already fix. The lint engine skips such files (one PM007 info finding
+per object says so, and where the kustomization is); what kustomize builds is linted instead.
+
+The kustomizations looked at: those among the inputs (a directory walk finds them), and those
+in the directories of the input files and above them, up to the current directory (for files
+inside it) or to the repository root (the first directory with a ``.git``), so a file named on
+the command line, as pre-commit does, is recognised too. A kustomization that cannot be read or
+parsed names no patch (it is linted, and reported, as an input when it is one). Entries of a
+patch list that are commented out count too: kubebuilder scaffolds kustomizations with patch
+files named in ``#- path: ...`` lines, and those files are patches whether or not the line is
+enabled.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from pmanifest.lint.sources import FileRef, Problem, Source
+from pmanifest.loader.documents import Loaded, YamlProblem, decode, load_documents
+
+KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+PATCH_KEYS = ("patches", "patchesStrategicMerge", "patchesJson6902")
+MAX_KUSTOMIZATION_BYTES = 1 << 20  # a kustomization is a few lines; a huge one names nothing
+
+
+def mark_patches(items: list[FileRef | Source | Problem]) -> list[FileRef | Source | Problem]:
+    """The inputs, with ``patch_of`` set on every file a kustomization names as a patch."""
+    files = [item for item in items if isinstance(item, FileRef)]
+    if not files:
+        return items
+    patches = patch_files(_kustomizations(f.path for f in files))
+    if not patches:
+        return items
+    return [item._replace(patch_of=patches[key])
+            if isinstance(item, FileRef) and (key := _real(item.path)) in patches else item
+            for item in items]
+
+
+def patch_files(kustomizations: Iterable[str]) -> dict[str, str]:
+    """Real path of every patch file the kustomizations name -> the kustomization (as found)."""
+    found: dict[str, str] = {}
+    for kustomization in kustomizations:
+        base = os.path.dirname(_real(kustomization))
+        text = _text(kustomization)
+        if text is None:
+            continue
+        for path in (*_patch_paths(_parse(text)), *_commented_patch_paths(text)):
+            found.setdefault(_real(os.path.join(base, path)), kustomization)
+    return found
+
+
+def _kustomizations(paths: Iterable[str]) -> list[str]:
+    """Kustomization files among ``paths`` and in their directories and above (see the module
+    docstring), each once, in a fixed order."""
+    cwd = _real(os.curdir)
+    seen_dirs: set[str] = set()
+    real_dirs: dict[str, str] = {}  # a directory's real path, resolved once for all its files
+    out: dict[str, None] = {}
+    for path in paths:
+        if os.path.basename(path) in KUSTOMIZATION_NAMES:
+            out.setdefault(path, None)
+        start = _real_directory(path, real_dirs)
+        if start in seen_dirs:
+            continue  # a file beside one looked at already (no upward search, no stat)
+        for directory in _search_dirs(start, cwd):
+            if directory in seen_dirs:
+                break  # this directory and everything above it were looked at already
+            seen_dirs.add(directory)
+            for name in KUSTOMIZATION_NAMES:
+                candidate = os.path.join(directory, name)
+                if os.path.isfile(candidate):
+                    out.setdefault(_shown(candidate, cwd), None)
+    return list(out)
+
+
+def _real_directory(path: str, known: dict[str, str]) -> str:
+    """The real directory of the file ``path``: the one a symbolic link leads to, else its
+    directory's real path (from ``known`` when a file beside it asked already)."""
+    if os.path.islink(path):
+        return os.path.dirname(_real(path))
+    directory = os.path.dirname(path) or os.curdir
+    if directory not in known:
+        known[directory] = _real(directory)
+    return known[directory]
+
+
+def _shown(path: str, cwd: str) -> str:
+    """A path found by looking upwards, as findings name files: relative to the current
+    directory when it is inside it."""
+    relative = os.path.relpath(path, cwd)
+    return path if relative.startswith(os.pardir) else relative
+
+
+def _search_dirs(directory: str, cwd: str) -> list[str]:
+    """``directory`` and its parents up to the current directory or a repository root; only
+    ``directory`` itself when neither is above it."""
+    found = []
+    current = directory
+    while True:
+        found.append(current)
+        if current == cwd or os.path.exists(os.path.join(current, ".git")):
+            return found
+        parent = os.path.dirname(current)
+        if parent == current:
+            return found[:1]
+        current = parent
+
+
+def _text(path: str) -> str | None:
+    """A kustomization's text, or None when it cannot be read, is not a regular file (a FIFO
+    would be drained, a device read on) or is not a kustomization's size."""
+    from pmanifest.io.reading import Unreadable, read_limited
+
+    try:
+        raw, _ = read_limited(path, MAX_KUSTOMIZATION_BYTES, regular_only=True)
+        return decode(raw)
+    except (OSError, Unreadable, YamlProblem):
+        return None
+
+
+def _parse(text: str) -> Any:
+    """The first document of a kustomization, or None when it does not parse."""
+    try:
+        for item in load_documents(text):
+            return item.data if isinstance(item, Loaded) else None
+    except YamlProblem:
+        return None
+    return None
+
+
+_SECTION = re.compile(r"^([A-Za-z]\w*)\s*:")
+_COMMENTED_ENTRY = re.compile(r"^#+\s*-\s*(?:path\s*:\s*)?([\w./-]+\.ya?ml)\s*$")
+
+
+def _commented_patch_paths(text: str) -> Iterator[str]:
+    """Patch files named in commented-out entries of a patch list: kubebuilder scaffolds
+    kustomizations that way (``#- path: patches/cainjection_in_jobs.yaml``), and the files stay
+    patches whether or not the line is enabled. Only entries inside a patch section count."""
+    section = None
+    for line in text.splitlines():
+        head = _SECTION.match(line)
+        if head is not None:
+            section = head.group(1)
+            continue
+        entry = _COMMENTED_ENTRY.match(line.strip())
+        if section in PATCH_KEYS and entry is not None:
+            yield entry.group(1)
+
+
+def _patch_paths(data: Any) -> Iterator[str]:
+    """The relative paths of the patch files a kustomization names (inline patches have
+    none)."""
+    if not isinstance(data, dict):
+        return
+    for key in PATCH_KEYS:
+        entries = data.get(key)
+        for entry in entries if isinstance(entries, list) else []:
+            path = entry.get("path") if isinstance(entry, dict) else entry
+            if isinstance(path, str) and path and "\n" not in path:
+                yield path
+
+
+def _real(path: str) -> str:
+    return os.path.realpath(path)

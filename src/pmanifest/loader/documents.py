@@ -1,0 +1,231 @@
+"""The only module that parses YAML.
+
+Documents come back with a side table of 1-based positions for every key and value. Parsing
+uses PyYAML's C composer where present, and only ever builds plain data (dict, list, str, int,
+float, bool, None): no tag can construct a Python object. Alias expansion and nesting depth are
+bounded, so hostile input fails fast instead of eating memory.
+
+A file is split at its ``---`` document markers before parsing, so a syntax error in one
+document does not hide the documents after it.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable, Iterator
+from typing import Any, NamedTuple
+
+import yaml
+
+from pmanifest.loader.builder import LOCATE_ABOVE, MAX_DEPTH, DocumentBuilder
+from pmanifest.loader.events import FAST_LOADER
+from pmanifest.loader.parts import YamlProblem
+from pmanifest.loader.positions import Path, Positions, RawTables
+
+__all__ = ["MAX_DEPTH", "Broken", "Loaded", "YamlProblem", "decode", "load_documents",
+           "load_single", "split_documents"]
+
+_DOC_MARKER = re.compile(r"^(---|\.\.\.)(?=[ \t]|$)", re.MULTILINE)
+
+
+class Loaded(NamedTuple):
+    """One parsed document: its data (None for an empty document) and its positions."""
+
+    number: int  # 0-based document number in the file
+    data: Any
+    positions: Positions
+    start_line: int
+    # False: no string in the document can start with "$" (its text has no "$", nor an escape
+    # that writes one), so it holds no strategic-merge directive (see pmanifest.lint.fragments)
+    dollar: bool = True
+
+
+class Broken(NamedTuple):
+    """One document that could not be parsed."""
+
+    number: int  # 0-based document number in the file
+    problem: YamlProblem
+
+
+def decode(raw: bytes) -> str:
+    """Bytes to text: UTF-8 (a BOM is dropped), or a YamlProblem at the first bad byte."""
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise YamlProblem("file is not valid UTF-8 text", line, column) from None
+    if "\x00" in text:
+        offset = text.index("\x00")
+        line = text.count("\n", 0, offset) + 1
+        raise YamlProblem("file contains NUL bytes (binary data?)", line, 1)
+    return text.replace("\r\n", "\n")
+
+
+def split_documents(text: str) -> Iterator[tuple[int, str]]:
+    """Yield (0-based first line, text) for each document between ``---`` markers."""
+    start = 0
+    start_line = 0
+    counted_to = 0  # lines are counted incrementally: one pass over the text in all
+    for match in _DOC_MARKER.finditer(text):
+        if _only_directives(text[start : match.start()]):
+            continue  # `%YAML 1.1` / `%TAG` belong to the document after the marker
+        yield start_line, text[start : match.start()]
+        start_line += text.count("\n", counted_to, match.start())
+        counted_to = match.start()
+        # keep the marker line itself (blanked) so that columns after "--- " stay right
+        start = match.start()
+        if match.group(1) == "...":
+            start = match.end()
+    yield start_line, text[start:]
+
+
+def load_documents(text: str) -> Iterator[Loaded | Broken]:
+    """Parse every document of a (decoded) YAML stream, one at a time."""
+    index = 0
+    for first_line, chunk in split_documents(text):
+        if _only_comments(chunk):
+            continue  # a marker-only or comment-only chunk is not a document
+        fix = _line_fixer(chunk, first_line)
+        builder = DocumentBuilder(first_line, record=False)
+        try:
+            built = builder.run(chunk)
+        except (YamlProblem, yaml.YAMLError) as exc:
+            yield Broken(index, _problem(exc, chunk, first_line, fix, builder))
+        else:
+            if built is None:
+                continue
+            data, _ = built
+            tables = functools.partial(_positions_of, chunk, first_line, fix)
+            if len(chunk) > LOCATE_ABOVE:
+                positions = Positions(locate=tables)
+            else:
+                positions = Positions(build=tables)
+            yield Loaded(index, data, positions, first_line + 1, _may_hold_dollar(chunk))
+        index += 1
+
+
+def _problem(exc: YamlProblem | yaml.YAMLError, chunk: str, first_line: int,
+             fix: Callable[[int, int], tuple[int, int]] | None,
+             builder: DocumentBuilder) -> YamlProblem:
+    """Why a document did not parse, at its position in the file."""
+    if isinstance(exc, YamlProblem):
+        problem = exc
+    elif isinstance(exc, yaml.MarkedYAMLError):
+        mark = exc.problem_mark or exc.context_mark
+        problem = YamlProblem(exc.problem or exc.context or "invalid YAML",
+                              (mark.line if mark else 0) + first_line + 1,
+                              (mark.column if mark else 0) + 1)
+    elif isinstance(exc, yaml.reader.ReaderError):
+        # a character YAML does not allow: the position is an offset into the chunk (in
+        # UTF-8 bytes when libyaml read it), counted here in the file's lines and characters
+        offset = exc.position
+        if builder.loader is FAST_LOADER:
+            offset = len(chunk.encode("utf-8")[:offset].decode("utf-8", "ignore"))
+        line = chunk.count("\n", 0, offset) + first_line + 1
+        column = offset - (chunk.rfind("\n", 0, offset) + 1) + 1
+        return _hinted(YamlProblem(str(exc).splitlines()[0], line, column), chunk, first_line)
+    else:
+        problem = YamlProblem(str(exc).splitlines()[0], first_line + 1, 1)
+    if fix is not None:
+        problem.line, problem.column = fix(problem.line, problem.column)
+    return _hinted(problem, chunk, first_line)
+
+
+# What plain YAML holds outside quoted scalars and comments, for the Helm hint: a quote opens a
+# scalar at the start of a line or after a space or flow indicator; `#` after a space comments.
+_PLAIN_SCAN = re.compile(r"""(?:(?<=[\s\[{,:])|^)(?:"(?:[^"\\]|\\.)*"?|'(?:[^']|'')*'?)"""
+                         r"|(?:(?<=\s)|^)#.*|\{\{")
+
+
+def _hinted(problem: YamlProblem, chunk: str, first_line: int) -> YamlProblem:
+    """Mark the problem as templated when a ``{{`` stands in plain YAML where it is: on its
+    line or the next (libyaml often stops at the key before a template line), not inside a
+    quoted value or a comment."""
+    if "{{" in chunk:
+        k = problem.line - first_line - 1
+        lines = chunk.split("\n")[max(k, 0):k + 2]
+        problem.templated = any(m.group() == "{{" for text in lines
+                                for m in _PLAIN_SCAN.finditer(text))
+    return problem
+
+
+# "$" as a double-quoted scalar writes it when not as itself (hex digits only: no case)
+_DOLLAR_ESCAPE = re.compile(r"\\(?:x24|u0024|U00000024)")
+
+
+def _may_hold_dollar(chunk: str) -> bool:
+    return "$" in chunk or ("\\" in chunk and _DOLLAR_ESCAPE.search(chunk) is not None)
+
+
+def _only_directives(chunk: str) -> bool:
+    lines = [line.strip() for line in chunk.splitlines()]
+    lines = [line for line in lines if line and not line.startswith("#")]
+    return bool(lines) and all(line.startswith("%") for line in lines)
+
+
+_ODD_BREAKS = re.compile("[\r\x85\u2028\u2029]")
+_YAML_BREAKS = re.compile("\n|[\r\x85\u2028\u2029]")
+
+
+def _line_fixer(chunk: str, first_line: int) -> Callable[[int, int], tuple[int, int]] | None:
+    """YAML also breaks lines at CR, NEL, LS and PS; the file's lines (and editors) only at LF.
+    When a chunk has such characters, map the parser's (line, column) to the file's."""
+    if not _ODD_BREAKS.search(chunk):
+        return None
+    starts = [0] + [m.end() for m in _YAML_BREAKS.finditer(chunk)]
+
+    def fix(line: int, column: int) -> tuple[int, int]:
+        k = line - first_line - 1
+        if not 0 <= k < len(starts):
+            return line, column
+        start = starts[k]
+        file_line = first_line + 1 + chunk.count("\n", 0, start)
+        return file_line, column + start - (chunk.rfind("\n", 0, start) + 1)
+
+    return fix
+
+
+def _positions_of(
+    chunk: str, first_line: int, fix: Callable[[int, int], tuple[int, int]] | None,
+    wanted: frozenset[Path] | None = None,
+) -> RawTables:
+    """The position tables of a document that already parsed once (so this cannot fail):
+    all of them, or only the ``wanted`` paths."""
+    builder = DocumentBuilder(first_line, record=True, wanted=wanted)
+    builder.run(chunk)
+    keys, values, scalars = builder.keys, builder.values, builder.scalars
+    if fix is not None:
+        for table in (keys, values):
+            for path, (line, column) in table.items():
+                table[path] = fix(line, column)
+        for path, (line, column, style) in scalars.items():
+            scalars[path] = (*fix(line, column), style)
+    return keys, values, scalars
+
+
+def _only_comments(chunk: str) -> bool:
+    for line in chunk.splitlines():
+        stripped = line.strip()
+        if stripped and not stripped.startswith("#") and stripped not in ("---", "..."):
+            return False
+    return True
+
+
+def load_single(text: str) -> Loaded:
+    """Parse text that must hold exactly one document (a spec or config file)."""
+    docs = [d for d in load_documents(text)]
+    for doc in docs:
+        if isinstance(doc, Broken):
+            raise doc.problem
+    loaded = [d for d in docs if isinstance(d, Loaded)]
+    if not loaded:
+        raise YamlProblem("file is empty", 1, 1)
+    if len(loaded) > 1:
+        raise YamlProblem("expected one YAML document, found several", loaded[1].start_line, 1)
+    return loaded[0]
+
+
