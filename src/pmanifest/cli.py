@@ -347,3 +347,21 @@ def policy_test(dirs: tuple[str, ...]) -> None:
 
 
 main.add_command(cluster)  # pmanifest.cli_cluster: the capacity side of the contract
+
+
+@main.group()
+def export() -> None:
+    """Export the rules for other engines (see pmanifest.admission)."""
+
+
+@export.command("admission")
+@click.option("--profile", default=None, help="Provider profile [default: the config's, or "
+                                              "together].")
+@_CONFIG
+@click.option("--action", type=click.Choice(["Warn", "Audit", "Deny"]), default="Warn",
+              show_default=True, help="What the bindings do with a violation.")
+def export_admission(profile: str | None, config_path: str | None, action: str) -> None:
+    """The rules as ValidatingAdmissionPolicies and bindings (YAML, for kubectl apply -f -)."""
+    from pmanifest.admission.command import export_admission as run
+
+    echo(run(profile, config_path, action), nl=False)
