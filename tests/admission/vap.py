@@ -14,8 +14,12 @@ import functools
 from typing import Any, NamedTuple
 
 import cel
+import celpy
+from celpy import celtypes
 
 from pmanifest.admission.kinds import covered
+
+_PYTHON = celpy.Environment()
 
 
 class Verdict(NamedTuple):
@@ -30,6 +34,31 @@ class Verdict(NamedTuple):
 @functools.cache
 def program(expression: str) -> Any:
     return cel.compile(expression)
+
+
+@functools.cache
+def python_program(expression: str) -> Any:
+    """The expression compiled by cel-python (pure Python, RE2 for ``matches``)."""
+    return _PYTHON.program(_PYTHON.compile(expression))
+
+
+class _Python:
+    """cel-python behind the interface of cel-rust's programs."""
+
+    def __init__(self, expression: str) -> None:
+        self.program = python_program(expression)
+
+    def execute(self, context: dict[str, Any]) -> Any:
+        activation: dict[str, Any] = {"object": celpy.json_to_cel(context["object"])}
+        if "variables" in context:
+            activation["variables"] = celtypes.MapType(
+                {celtypes.StringType(k): v for k, v in context["variables"].items()})
+        result = self.program.evaluate(activation)
+        if isinstance(result, celtypes.BoolType):
+            return bool(result)
+        if isinstance(result, celtypes.StringType):
+            return str(result)
+        return result
 
 
 def resource_of(obj: dict[str, Any]) -> tuple[str, str] | None:
@@ -54,24 +83,26 @@ def matches(policy: dict[str, Any], obj: dict[str, Any]) -> bool:
                for rule in policy["spec"]["matchConstraints"]["resourceRules"])
 
 
-def evaluate(policy: dict[str, Any], obj: dict[str, Any]) -> Verdict:
-    """Admission of ``obj`` (a CREATE) through ``policy``."""
+def evaluate(policy: dict[str, Any], obj: dict[str, Any], python: bool = False) -> Verdict:
+    """Admission of ``obj`` (a CREATE) through ``policy``; ``python``: with cel-python
+    instead of cel-rust."""
+    compiled = _Python if python else program
     if not matches(policy, obj):
         return Verdict(False, None, False)
     spec = policy["spec"]
     context: dict[str, Any] = {"object": obj}
     for condition in spec.get("matchConditions", ()):
-        if program(condition["expression"]).execute(context) is not True:
+        if compiled(condition["expression"]).execute(context) is not True:
             return Verdict(True, condition["name"], False)
     variables: dict[str, Any] = {}
     context["variables"] = variables
     for variable in spec.get("variables", ()):
-        variables[variable["name"]] = program(variable["expression"]).execute(context)
+        variables[variable["name"]] = compiled(variable["expression"]).execute(context)
     for validation in spec["validations"]:
-        passed = program(validation["expression"]).execute(context)
+        passed = compiled(validation["expression"]).execute(context)
         assert isinstance(passed, bool), validation["expression"][:200]
         if not passed:
-            message = program(validation["messageExpression"]).execute(context)
+            message = compiled(validation["messageExpression"]).execute(context)
             assert isinstance(message, str) and message
             return Verdict(True, None, True, message)
     return Verdict(True, None, False)
