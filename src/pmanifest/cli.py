@@ -271,8 +271,12 @@ def explain(rule_name: str, policy_dirs: tuple[str, ...], config_path: str | Non
                                  "`pmanifest rules` lists them")
     cluster = ("Cluster (--cluster) both examples are checked against:\n"
                + _indent(m.example_cluster)) if m.example_cluster else ""
+    from pmanifest.admission.explain import in_the_cluster
+
+    enforced = in_the_cluster(m)
     echo(f"{m.id} {m.slug} ({m.severity})\n\n{m.summary}\n\n"
          f"Applies to:\n  {_applies_to(m)}\n\n"
+         + (f"In the cluster:\n  {enforced}\n\n" if enforced else "") +
          f"Why:\n  {m.rationale}\n\nFix:\n  {m.fix}\n\n"
          "Failing example:\n" + _indent(m.example_fail or "(none given)") + "\n"
          "Passing example:\n" + _indent(m.example_pass or "(none given)") + cluster, nl=False)

@@ -109,3 +109,12 @@ def test_headroom_is_the_rules() -> None:
     from pmanifest.rules.jobs import HEADROOM as LINT_HEADROOM
 
     assert HEADROOM == LINT_HEADROOM
+
+
+@pytest.mark.parametrize("kinds", [(), ("Job",), ("batch/Job",), ("apps/Job",), ("x/Pod", "Pod")])
+@pytest.mark.parametrize(("group", "kind"), [("", "Pod"), ("batch", "Job"), ("apps", "Job")])
+def test_kind_matches_as_lint(kinds: tuple[str, ...], group: str, kind: str) -> None:
+    from pmanifest.admission.scope import kind_matches
+    from pmanifest.workloads import kind_matches as lints
+
+    assert kind_matches(kinds, group, kind) == lints(kinds, group, kind)

@@ -11,17 +11,9 @@ from typing import Any, NamedTuple
 
 from pmanifest import __version__
 from pmanifest.admission import cel
-from pmanifest.admission.kinds import Covered, covered, not_covered, templates
-from pmanifest.admission.rules import (
-    EXPORTED,
-    LINT_ONLY,
-    LINT_ONLY_APPLIES,
-    NAME,
-    Exported,
-    exported_kinds,
-    placed,
-    suppressed,
-)
+from pmanifest.admission.kinds import templates
+from pmanifest.admission.rules import EXPORTED, NAME, Exported, exported_kinds, placed, suppressed
+from pmanifest.admission.scope import Covered, covered, lint_only_reason, not_covered
 from pmanifest.catalogue import RuleMeta
 from pmanifest.profile import Profile
 
@@ -137,8 +129,7 @@ def lint_only(catalogue: dict[str, RuleMeta]) -> dict[str, str]:
     for meta in sorted(catalogue.values()):
         if meta.id in EXPORTED:
             continue
-        out[meta.id] = LINT_ONLY_APPLIES.get(meta.applies) or LINT_ONLY.get(
-            meta.id, "not exported")
+        out[meta.id] = lint_only_reason(meta.id, meta.applies)
     return out
 
 

@@ -1,17 +1,12 @@
-"""The kinds the policies cover, and their pod templates as one CEL list.
-
-Covered: every kind of :mod:`pmanifest.workload_kinds` whose pod templates all sit at fixed
-paths with a fixed role (the core workloads; SparkApplication, KServe, Knative Serving,
-Sandbox, KAITO Workspace), with the API resource the API server names it by. Kinds whose
-templates sit in lists or maps (KubeRay worker groups, JobSet, Kubeflow, Volcano, Argo,
-LeaderWorkerSet), whose role follows a template's name, or that are merged into pods the
-object does not show (runtimes, overrides) are left to lint: :data:`NOT_COVERED` says why.
+"""The pod templates of the covered kinds (:mod:`.scope`) as one CEL list.
 
 ``variables.templates`` holds, for the admitted object, one map per pod template lint reads:
-``pod`` (the pod spec), ``role`` (as :func:`pmanifest.workloads.role_of` decides it: the
-``pmanifest.io/role`` label or annotation of the template, then of the object, then the
-config's ``roles:``, then a database or queue image, then the kind's role), ``containers``
-(init containers first), ``job`` (a batch/v1 Job spec around it, or ``{}``) and ``title``.
+``pod`` (the pod spec), ``meta`` (its metadata), ``kindRole`` and ``byImage`` (the role it has
+when none is declared, and whether a database image makes it a coordinator), ``containers``
+(init containers first), ``job`` (a batch/v1 Job spec around it, or ``{}``), ``isJob`` and
+``title``. :func:`role` then decides the role as :func:`pmanifest.workloads.role_of` does:
+the ``pmanifest.io/role`` label or annotation of the template, then of the object, then the
+config's ``roles:``, then a database or queue image, then the kind's role.
 """
 
 from __future__ import annotations
@@ -19,100 +14,18 @@ from __future__ import annotations
 import functools
 import sys
 from collections.abc import Iterator
-from typing import NamedTuple
 
 from pmanifest.admission.cel import all_of, at, fresh, present, string, strings
+from pmanifest.admission.scope import Covered, covered, kind_matches
 from pmanifest.contract import ROLE_LABEL, ROLES
 from pmanifest.podtemplates import parse
 from pmanifest.workload_kinds import (
-    BUILTIN,
-    KINDS,
     STATEFUL_IMAGES,
     STATEFUL_PREFIXES,
     STATEFUL_SUFFIXES,
     Kind,
     Template,
 )
-from pmanifest.workloads import kind_matches
-
-# (group of the table, kind) -> (API group, resource); apiVersions are left open ("*")
-RESOURCES: dict[tuple[str, str], tuple[str, str]] = {
-    (BUILTIN, "Pod"): ("", "pods"),
-    (BUILTIN, "Job"): ("batch", "jobs"),
-    (BUILTIN, "CronJob"): ("batch", "cronjobs"),
-    (BUILTIN, "Deployment"): ("apps", "deployments"),
-    (BUILTIN, "ReplicaSet"): ("apps", "replicasets"),
-    (BUILTIN, "ReplicationController"): ("", "replicationcontrollers"),
-    (BUILTIN, "StatefulSet"): ("apps", "statefulsets"),
-    (BUILTIN, "DaemonSet"): ("apps", "daemonsets"),
-    (BUILTIN, "PodTemplate"): ("", "podtemplates"),
-    ("sparkoperator.k8s.io", "SparkApplication"): ("sparkoperator.k8s.io", "sparkapplications"),
-    ("sparkoperator.k8s.io", "ScheduledSparkApplication"):
-        ("sparkoperator.k8s.io", "scheduledsparkapplications"),
-    ("agents.x-k8s.io", "Sandbox"): ("agents.x-k8s.io", "sandboxes"),
-    ("extensions.agents.x-k8s.io", "SandboxTemplate"):
-        ("extensions.agents.x-k8s.io", "sandboxtemplates"),
-    ("kaito.sh", "Workspace"): ("kaito.sh", "workspaces"),
-    ("serving.kserve.io", "InferenceService"): ("serving.kserve.io", "inferenceservices"),
-    ("serving.kserve.io", "LLMInferenceService"): ("serving.kserve.io", "llminferenceservices"),
-    ("serving.knative.dev", "Service"): ("serving.knative.dev", "services"),
-}
-TEMPLATE_ROLES = (*ROLES, "daemon")
-
-
-class Covered(NamedTuple):
-    """A kind the policies judge: its table entry and its API resource."""
-
-    kind: Kind
-    api_group: str
-    resource: str
-
-    @property
-    def name(self) -> str:
-        """``Kind`` for core kinds, ``group/Kind`` for the others."""
-        return self.kind.kind if not self.api_group or "." not in self.api_group \
-            else f"{self.api_group}/{self.kind.kind}"
-
-
-def _why_not(kind: Kind) -> str | None:
-    """Why the policies cannot read this kind as lint does, or None when they can."""
-    if kind.embedded:
-        return "holds whole objects inside it"
-    for template in kind.templates:
-        parts = parse(template.path)
-        if "[*]" in parts or "*" in parts:
-            return "keeps pod templates in lists or maps"
-        if template.role not in TEMPLATE_ROLES or template.named:
-            return "a template's role follows its name or its set"
-        if template.partial:
-            return "is merged into pods the object does not show"
-        if template.requires or template.if_present or template.if_absent \
-                or template.fault_tolerant_if or template.meta_also:
-            return "its templates depend on the rest of the object"
-    if (kind.group, kind.kind) not in RESOURCES:
-        return "its API resource is not known here"
-    return None
-
-
-def covered() -> tuple[Covered, ...]:
-    out = []
-    for kind in KINDS:
-        if _why_not(kind) is None:
-            group, resource = RESOURCES[(kind.group, kind.kind)]
-            out.append(Covered(kind, group, resource))
-    return tuple(out)
-
-
-def not_covered() -> dict[str, str]:
-    """``group/Kind`` -> why lint alone reads it."""
-    return {f"{k.group}/{k.kind}": why for k in KINDS if (why := _why_not(k)) is not None}
-
-
-def applicable(rule_kinds: tuple[str, ...]) -> tuple[Covered, ...]:
-    """The covered kinds a rule with ``kinds`` (``Kind`` or ``group/Kind``) reads."""
-    return tuple(c for c in covered()
-                 if not rule_kinds or kind_matches(rule_kinds, c.api_group, c.kind.kind))
-
 
 # ------------------------------------------------------------------------------- templates
 

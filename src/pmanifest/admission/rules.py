@@ -20,8 +20,9 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from pmanifest.admission.cel import all_of, any_of, fresh, string
-from pmanifest.admission.kinds import Covered, applicable, case_folded, declared, role
+from pmanifest.admission.kinds import case_folded, declared, role
 from pmanifest.admission.placement import governing, placement
+from pmanifest.admission.scope import EXPORTED_KINDS, SCOPED, Covered, applicable
 from pmanifest.contract import DISRUPTION_TARGET, KUBERNETES_DEFAULT_GRACE, SIGTERM_EXIT
 from pmanifest.profile import Profile, get_profile
 
@@ -30,32 +31,6 @@ Roles = tuple[tuple[str, str], ...]  # the config's `roles:`
 
 CHECKPOINT_ENV = (r"^(?:[A-Z0-9]+_)*(?:CHECKPOINTS?|CKPTS?)(?:_[A-Z0-9]+)*"
                   r"_(?:DIR|PATH|ROOT|LOCATION|FOLDER)\n?$")  # rules.shells' (Python's $)
-
-LINT_ONLY: dict[str, str] = {
-    "PM001": "YAML syntax: the API server parses what it admits itself",
-    "PM002": "schema validation: the API server validates every object itself",
-    "PM003": "about what lint could read (a pod template found by shape)",
-    "PM004": "about what lint could read (a kind it does not know)",
-    "PM005": "about lint's own suppressions (comments never reach the cluster)",
-    "PM006": "shell analysis of a container's script",
-    "PM007": "about kustomize patch files, which never reach the cluster",
-    "PM105": "near misses are weighed by edit distance and difflib, which CEL cannot compute",
-    "PM202": "shell analysis: whether a TERM trap or a preStop hook checkpoints",
-    "PM203": "shell analysis of preStop hooks",
-    "PM301": "shell analysis of TERM traps and preStop hooks",
-    "PM302": "shell analysis of TERM traps",
-    "PM303": "shell analysis of TERM traps",
-    "PM304": "shell analysis of TERM traps",
-    "PM305": "shell analysis of TERM handlers",
-    "PM306": "checkpoint paths come from TERM traps and preStop hooks (shell analysis) and are "
-             "normalised as paths",
-    "PM404": "its kinds (JobSet, trainer runtimes) keep pod templates in lists",
-    "PM405": "its kinds (Volcano) keep pod templates in lists",
-}
-LINT_ONLY_APPLIES = {"cluster": "needs the cluster request (`pmanifest cluster check`)",
-                     "input": "needs every workload of a run and the cluster request "
-                              "(`lint --cluster`)"}
-
 
 class Exported(NamedTuple):
     """One rule as a policy: what denies a pod template, how the denial reads, which kinds it
@@ -153,9 +128,8 @@ def _pm201_scope(roles: Roles) -> tuple[tuple[str, str, str], ...]:
     undecided = all_of([f"({role(t)}) in ['coordinator', 'serving']",
                         f"!({_checkpoint_env(t)})", commands])
     expression = f"!({templates(roles)}).exists({t}, {undecided})"
-    return (("pm201-decidable-without-a-shell-parser", expression,
-             "serving and coordinator pods that run a command and name no checkpoint "
-             "directory (whether they checkpoint is in their script)"),)
+    name, what = SCOPED["PM201"]
+    return ((name, expression, what),)
 
 
 # ------------------------------------------------------------------------------ PM401-PM403
@@ -327,5 +301,7 @@ def exported_kinds(rule: Exported) -> tuple[Covered, ...]:
     return applicable(rule.kinds)
 
 
-__all__ = ["EXPORTED", "LINT_ONLY", "LINT_ONLY_APPLIES", "NAME", "Exported", "declared",
-           "exported_kinds", "suppressed"]
+assert {k: r.kinds for k, r in EXPORTED.items()} == EXPORTED_KINDS  # one list, said twice
+
+
+__all__ = ["EXPORTED", "NAME", "Exported", "declared", "exported_kinds", "suppressed"]
