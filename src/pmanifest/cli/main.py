@@ -272,8 +272,12 @@ def explain(rule_name: str, policy_dirs: tuple[str, ...], config_path: str | Non
                                  "`pmanifest rules` lists them")
     cluster = ("Cluster (--cluster) both examples are checked against:\n"
                + _indent(m.example_cluster)) if m.example_cluster else ""
+    from pmanifest.admission.explain import in_the_cluster
+
+    enforced = in_the_cluster(m)
     echo(f"{m.id} {m.slug} ({m.severity})\n\n{m.summary}\n\n"
          f"Applies to:\n  {_applies_to(m)}\n\n"
+         + (f"In the cluster:\n  {enforced}\n\n" if enforced else "") +
          f"Why:\n  {m.rationale}\n\nFix:\n  {m.fix}\n\n"
          "Failing example:\n" + _indent(m.example_fail or "(none given)") + "\n"
          "Passing example:\n" + _indent(m.example_pass or "(none given)") + cluster, nl=False)
@@ -348,3 +352,21 @@ def policy_test(dirs: tuple[str, ...]) -> None:
 
 
 main.add_command(cluster)  # pmanifest.cli.cluster: the capacity side of the contract
+
+
+@main.group()
+def export() -> None:
+    """Export the rules for other engines (see pmanifest.admission)."""
+
+
+@export.command("admission")
+@click.option("--profile", default=None, help="Provider profile [default: the config's, or "
+                                              "together].")
+@_CONFIG
+@click.option("--action", type=click.Choice(["Warn", "Audit", "Deny"]), default="Warn",
+              show_default=True, help="What the bindings do with a violation.")
+def export_admission(profile: str | None, config_path: str | None, action: str) -> None:
+    """The rules as ValidatingAdmissionPolicies and bindings (YAML, for kubectl apply -f -)."""
+    from pmanifest.admission.command import export_admission as run
+
+    echo(run(profile, config_path, action), nl=False)
