@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 from pmanifest.catalogue import CATALOGUE_WORDS, FILE_SCHEMA, RegistryError, catalogue_files
-from pmanifest.io.reading import shipped
+from pmanifest.io.reading import shipped, source_checkout
 from pmanifest.kube.profile import PROFILE_SCHEMA, PROFILES_FILE, PROFILES_WORDS
 from pmanifest.schema.datafile import SNAPSHOTS, snapshot_of
 
@@ -65,19 +65,11 @@ def generators() -> list[Generated]:
         Generated(os.path.join(shipped("pmanifest.policies"), SNAPSHOTS), expected, ".json"),
         Generated(shipped("pmanifest.templates", "compiled"), _compiled_templates, ".py"),
     ]
-    examples = source_checkout_path("examples")
-    if examples is not None:
-        found.append(Generated(examples, _spec_schema, "-spec.schema.json"))
+    root = source_checkout()
+    if root is not None and os.path.isdir(os.path.join(root, "examples")):
+        found.append(Generated(os.path.join(root, "examples"), _spec_schema,
+                               "-spec.schema.json"))
     return found
-
-
-def source_checkout_path(name: str) -> str | None:
-    """``name`` at the root of the source checkout pmanifest runs from (``src/pmanifest`` two
-    levels below it), None when pmanifest is installed from a wheel."""
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    path = os.path.join(root, name)
-    return path if os.path.isdir(os.path.join(root, "src", "pmanifest")) and \
-        os.path.isdir(path) else None
 
 
 def stale(found: Sequence[Generated] | None = None) -> list[str]:

@@ -36,6 +36,18 @@ def shipped(package: str, *parts: str) -> str:
     return os.path.join(os.path.dirname(module.__file__), *parts)
 
 
+def source_checkout() -> str | None:
+    """The root of the source checkout pmanifest runs from (``src/pmanifest`` two levels
+    below it, ``policies/`` beside ``src/``: an editable install), None when it is installed
+    from a wheel. Where the developer tools write."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = os.path.dirname(os.path.dirname(package))
+    if os.path.basename(os.path.dirname(package)) != "src" or \
+            not os.path.isdir(os.path.join(root, "policies")):
+        return None
+    return root
+
+
 def fingerprint(raw: bytes) -> str:
     """Length and CRC-32 of a file's bytes: enough to tell that a file was edited since
     something was made from it (a snapshot, a precompiled template), which is all it is for:

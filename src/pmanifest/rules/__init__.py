@@ -185,11 +185,15 @@ def rule(rule_id: str) -> Callable[[Check], Check]:
     return register_check
 
 
+TOOLS = ("new",)  # modules of this package that are developer tools, not checks
+
+
 @functools.cache
 def _builtin_rules() -> dict[str, Rule]:
     """The built-in checks of every module of this package, joined with their metadata."""
     for module in pkgutil.iter_modules(__path__):
-        importlib.import_module(f"{__name__}.{module.name}")
+        if module.name not in TOOLS:
+            importlib.import_module(f"{__name__}.{module.name}")
     rules: dict[str, Rule] = {}
     for meta in catalogue.builtin().values():
         check = _CHECKS.get(meta.id)
