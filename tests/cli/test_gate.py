@@ -186,13 +186,13 @@ def test_unknown_rule_names_in_suppressions_are_reported(runner: CliRunner,
                                                          tmp_path: Path) -> None:
     text = LONG_GRACE.replace(
         "metadata: {name: train}",
-        'metadata:\n  name: train\n  annotations: {pmanifest.io/ignore: "PM999"}').replace(
+        'metadata:\n  name: train\n  annotations: {pmanifest.io/ignore: "ZZ999"}').replace(
         "terminationGracePeriodSeconds: 900",
         "terminationGracePeriodSeconds: 900  # pmanifest: ignore=PM2O1")
     write(tmp_path / "job.yaml", text)
     assert run(runner, "job.yaml") == (1, (
         "job.yaml:5:38: warning PM005[suppression-suppresses-nothing] annotation "
-        "pmanifest.io/ignore names 'PM999', which is no rule, so it suppresses nothing; "
+        "pmanifest.io/ignore names 'ZZ999', which is no rule, so it suppresses nothing; "
         "`pmanifest rules` lists the ids and slugs\n"
         f"job.yaml:14:7: {GRACE_FINDING}\n"
         "job.yaml:14:63: warning PM005[suppression-suppresses-nothing] `# pmanifest: ignore` "

@@ -9,6 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from pmanifest.cli.main import main
+from tests.stderr import render_stderr
 
 CREATE = {"name": "c", "region": "us-central-8", "gpu_type": "H100_SXM",
           "cluster_type": "KUBERNETES", "num_gpus": 16, "num_preemptible_gpus": 16,
@@ -42,11 +43,15 @@ def runner(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> CliRunner:
     return CliRunner()
 
 
+# what these tests are about: the capacity rules render --cluster warns under
+CAPACITY_RULES = ("PM510", "PM511", "PM512", "PM513", "PM514")
+
+
 def render(runner: CliRunner, spec: str, *extra: str) -> tuple[int, str, str]:
     Path("spec.yaml").write_text(spec)
     result = runner.invoke(main, ["render", "-f", "spec.yaml", "--cluster", "cluster.json",
                                   *extra])
-    return result.exit_code, result.stdout, result.stderr
+    return result.exit_code, result.stdout, render_stderr(result.stderr, CAPACITY_RULES)
 
 
 def test_fits_renders_as_without_the_flag(runner: CliRunner) -> None:

@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from pmanifest.cli.main import main
+from tests.stderr import render_stderr
 
 # generous: the machine is shared; a hang or a quadratic blow-up is orders of magnitude slower
 TIME_LIMIT_S = 20.0
@@ -57,7 +58,18 @@ def invoke(runner: CliRunner, args: Sequence[str], stdin: bytes | None = None,
     assert result.exit_code != 3, result.stderr  # 3 is "internal error": a bug
     assert "Traceback" not in result.stdout + result.stderr
     assert elapsed < limit, f"took {elapsed:.1f} s"
-    return result
+    return _Selected(result) if list(args[:1]) == ["render"] else result
+
+
+class _Selected:
+    """A render's result with only the lint warnings of RULES on stderr (tests/stderr.py)."""
+
+    def __init__(self, result: Result) -> None:
+        self._result = result
+        self.stderr = render_stderr(result.stderr, RULES)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._result, name)
 
 
 def run_real(args: Sequence[str], cwd: Path, stdin: bytes | None = None,
@@ -69,4 +81,7 @@ def run_real(args: Sequence[str], cwd: Path, stdin: bytes | None = None,
                           capture_output=True, timeout=limit, env=env, check=False)
     assert b"Traceback" not in proc.stdout + proc.stderr, proc.stderr.decode(errors="replace")
     assert proc.returncode in (0, 1, 2), proc.stderr.decode(errors="replace")
+    if list(args[:1]) == ["render"]:
+        kept = render_stderr(proc.stderr.decode(errors="surrogateescape"), RULES)
+        proc.stderr = kept.encode(errors="surrogateescape")
     return proc

@@ -18,8 +18,9 @@ import pytest
 from click.testing import CliRunner
 
 from pmanifest.rules import registry
-from tests.hostile.conftest import invoke, run_real, selected, summary
+from tests.hostile.conftest import RULES, invoke, run_real, selected, summary
 from tests.hostile.corpus import PREEMPTIBLE_POD
+from tests.stderr import render_stderr
 
 ROOT = Path(__file__).resolve().parents[2]
 SPEC = ROOT / "examples" / "finetune-sigterm.yaml"
@@ -41,14 +42,14 @@ def _full_device(tmp_path: Path) -> Path:
 def _with_stdout(args: list[str], stdout: object, cwd: Path) -> tuple[int, str]:
     proc = subprocess.run([*PMANIFEST, *args], cwd=cwd, stdout=stdout, stderr=subprocess.PIPE,
                           env=ENV, timeout=60, check=False)
-    return proc.returncode, proc.stderr.decode()
+    return proc.returncode, render_stderr(proc.stderr.decode(), RULES)
 
 
 def _closed_stdout(args: list[str], cwd: Path) -> tuple[int, str]:
     """``pmanifest ARGS >&-``, as a shell runs it."""
     proc = subprocess.run(["/bin/sh", "-c", 'exec "$@" >&-', "sh", *PMANIFEST, *args], cwd=cwd,
                           stderr=subprocess.PIPE, env=ENV, timeout=60, check=False)
-    return proc.returncode, proc.stderr.decode()
+    return proc.returncode, render_stderr(proc.stderr.decode(), RULES)
 
 
 NO_SPACE = "pmanifest: cannot write output: No space left on device\n"

@@ -14,6 +14,7 @@ import pytest
 
 from tests.integration.manifests import BAD_FIELD, LONG_GRACE
 from tests.integration.tools import ROOT, clean_env, run, scripts_dir, tool
+from tests.stderr import render_stderr
 
 KUSTOMIZATION_BASE = """\
 resources: [config.yaml, job.yaml]
@@ -63,7 +64,7 @@ def test_kubectl_pmanifest_render_prints_manifests(tmp_path: Path, env: dict[str
     if not spec.is_file():
         pytest.skip("needs the source tree's examples/")
     result = run([tool("kubectl"), "pmanifest", "render", "-f", str(spec)], tmp_path, env)
-    assert (result.returncode, result.stderr) == (0, "")
+    assert (result.returncode, render_stderr(result.stderr)) == (0, "")
     assert "kind: Job" in result.stdout
     lint = run([tool("pmanifest"), "lint", "-"], tmp_path, env, stdin=result.stdout)
     assert lint.returncode == 0, lint.stdout + lint.stderr  # render output lints clean

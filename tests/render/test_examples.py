@@ -15,6 +15,7 @@ from syrupy.assertion import SnapshotAssertion
 from pmanifest.cli.main import main
 from pmanifest.schema.crd import is_custom_kind, validate_custom
 from pmanifest.schema.kubernetes import SchemaProblem, supported_versions, validate
+from tests.stderr import render_stderr
 
 from .conftest import EXAMPLES, ROOT
 
@@ -34,7 +35,7 @@ def problems(obj: dict[str, Any], version: str) -> list[SchemaProblem]:
 
 def _render(*args: str, stdin: bytes | None = None) -> tuple[int, str, str]:
     result = CliRunner().invoke(main, ["render", *args], input=stdin)
-    return result.exit_code, result.stdout, result.stderr
+    return result.exit_code, result.stdout, render_stderr(result.stderr)
 
 
 def test_required_examples_exist() -> None:

@@ -10,6 +10,7 @@ from click.testing import CliRunner
 
 from pmanifest.cli.main import main
 from pmanifest.render.engine import RenderOptions, render_text
+from tests.stderr import render_stderr
 
 NO_CHECKPOINT = """\
 apiVersion: pmanifest/v1
@@ -33,7 +34,7 @@ def _render(*args: str, spec: str = NO_CHECKPOINT) -> tuple[int, str, str]:
     with open("spec.yaml", "w", encoding="utf-8") as handle:
         handle.write(spec)
     result = CliRunner().invoke(main, ["render", "-f", "spec.yaml", *args])
-    return result.exit_code, result.stdout, result.stderr
+    return result.exit_code, result.stdout, render_stderr(result.stderr, ("PM302",))
 
 
 @pytest.fixture(autouse=True)
@@ -66,7 +67,8 @@ def test_the_ignore_annotation_silences_it_in_render_and_lint(where: str) -> Non
     spec = NO_CHECKPOINT + f"    {where}: {{pmanifest.io/ignore: no-checkpoint-handler}}\n"
     code, out, err = _render(spec=spec)
     assert (code, err) == (0, "")
-    linted = CliRunner().invoke(main, ["lint", "--fail-on", "info", "-"], input=out)
+    linted = CliRunner().invoke(main, ["lint", "--select", "PM302", "--fail-on", "info", "-"],
+                                input=out)
     assert (linted.exit_code, linted.stdout) == (0, "")
 
 
@@ -83,3 +85,14 @@ def test_warnings_follow_the_profile() -> None:
     # on standard nodes nothing is preempted, so nothing to warn about
     spec = NO_CHECKPOINT + "    compute: standard\n"
     assert _render("--profile", "gke", spec=spec)[2] == ""
+
+
+def test_a_test_reads_only_the_lint_warnings_it_is_about() -> None:
+    text = ("s.yaml:3:5: warning: PM302[no-checkpoint-handler] no handler (in the rendered Job "
+            "'x'); if that is intended, add ...\n"
+            "s.yaml:4:5: warning: PM513[preemptible-demand-over-target] short\n"
+            "s.yaml:7:1: not a warning of lint\n")
+    assert render_stderr(text) == "s.yaml:7:1: not a warning of lint\n"
+    assert render_stderr(text, ("PM513",)) == (
+        "s.yaml:4:5: warning: PM513[preemptible-demand-over-target] short\n"
+        "s.yaml:7:1: not a warning of lint\n")
