@@ -1,0 +1,37 @@
+"""The suite's two speeds: ``pytest -m "not slow"`` is what a developer runs while working
+(under two minutes on a quiet 2-CPU machine); CI runs everything. Slow are the tests that run
+real processes for long (pre-commit and the CI recipes installing pmanifest, the benchmarks,
+real shells as PID 1 and real torchrun, the README's every command, hypothesis' deep runs,
+bounded-time-and-memory checks on large inputs, CEL over every case under every profile) —
+by where they live, here, so a new test in one of these places is slow without a word, and by
+``@pytest.mark.slow`` anywhere else."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+SLOW = (
+    "integration",  # pre-commit, the CI recipes and kubectl, each installing or running tools
+    "distributed",  # real torchrun
+    "preemption",  # rendered containers as PID 1 under three shells, races repeated
+    "admission/test_differential.py",  # CEL on every case and example under every profile
+    "admission/test_export.py",  # every policy through two CEL implementations and kubectl
+    "hostile/test_resources.py",  # time and memory of large inputs in real processes
+    "hostile/test_process.py",  # real processes: signals, full and closed stdout, --jobs
+    "test_bench.py",
+    "test_bench_hostile.py",
+    "test_readme.py",  # every command of the README in a sandbox
+    "test_lint_fuzz.py",  # hypothesis, many examples
+    "test_code_quality.py",  # ruff, mypy --strict and vulture over the whole tree
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        relative = Path(str(item.fspath)).resolve().relative_to(HERE).as_posix()
+        if any(relative == slow or relative.startswith(slow.rstrip("/") + "/")
+               for slow in SLOW):
+            item.add_marker(pytest.mark.slow)
