@@ -31,10 +31,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from pmanifest.kube.podtemplates import resolve
+from pmanifest.kube.resources import GPU
 from pmanifest.kube.workloads import Workload, get
 from pmanifest.loader.positions import Path
 
-GPU = "nvidia.com/gpu"
 STANDARD, PREEMPTIBLE, EITHER = "standard", "preemptible", "either"
 _PERCENT = re.compile(r"([0-9]+)%\Z")
 _WHOLE = re.compile(r"[0-9]+\Z")
@@ -94,7 +94,7 @@ def pod_gpus(workload: Workload) -> tuple[int, Path]:
     running, running_path = 0, workload.pod_path
     init_max, init_path = 0, workload.pod_path
     for container in workload.containers():
-        count, path = _container_gpus(container.data, container.path)
+        count, path = container_gpus(container.data, container.path)
         if not count:
             continue
         sidecar = container.init and container.data.get("restartPolicy") == "Always"
@@ -108,7 +108,8 @@ def pod_gpus(workload: Workload) -> tuple[int, Path]:
     return (init_max, init_path) if init_max > running else (running, running_path)
 
 
-def _container_gpus(container: dict[str, Any], path: Path) -> tuple[int, Path]:
+def container_gpus(container: dict[str, Any], path: Path) -> tuple[int, Path]:
+    """GPUs of one container (its limit, else its request), and where the count is written."""
     for section in ("limits", "requests"):
         value = get(container, ("resources", section, GPU))
         count = _whole(value)

@@ -28,6 +28,7 @@ from pmanifest.render.spec.model import (
     WorkloadSpec,
     spec_error,
 )
+from pmanifest.render.spec.pod import check_qos, spread_of
 from pmanifest.render.spec.resources import check_requests
 from pmanifest.render.spec.runtime import EnvRef
 from pmanifest.render.spec.runtime_checks import (
@@ -159,6 +160,8 @@ class Checker:
             active_deadline_seconds=raw.get("activeDeadlineSeconds"),
             distributed=distributed,
             runtime=runtime(self, path, raw, defaults, role, replicas),
+            qos=check_qos(self, path, raw),
+            spread=spread_of(self, path, raw, role, replicas),
         )
 
     def main_command(self, path: Path, raw: dict[str, Any], role: str

@@ -98,6 +98,14 @@ class Distributed(NamedTuple):
     gcs: GcsFaultTolerance | None = None
 
 
+class Spread(NamedTuple):
+    """How a serving Deployment's replicas spread: one topologySpreadConstraint."""
+
+    topology_key: str
+    when_unsatisfiable: str
+    max_skew: int
+
+
 class WorkloadSpec(NamedTuple):
     """One workload of the spec, validated, with its source position."""
 
@@ -126,6 +134,8 @@ class WorkloadSpec(NamedTuple):
     active_deadline_seconds: int | None = None
     distributed: Distributed | None = None
     runtime: Runtime = Runtime()  # env sources, probes, rollout, ...
+    qos: str | None = None  # "Guaranteed": limits equal to requests (None: as given)
+    spread: Spread | None = None  # serving: across nodes by default with 2+ replicas
 
     @property
     def path(self) -> Path:
