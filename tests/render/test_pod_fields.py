@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from pmanifest.cli.main import main
 from pmanifest.kube.document import Document
 from pmanifest.kube.profile import get_profile
-from pmanifest.kube.resources import BEST_EFFORT, BURSTABLE, GUARANTEED, pod_qos
+from pmanifest.kube.resources import BEST_EFFORT, BURSTABLE, GUARANTEED, pod_gpus, pod_qos
 from pmanifest.kube.workloads import workloads_of
 from pmanifest.loader.documents import load_single
 
@@ -120,8 +120,6 @@ def test_qos_refusals(extra: str, message: str) -> None:
 
 def _gpu_pods(text: str, profile: str) -> list[tuple[str, str]]:
     """(object, QoS class) of every rendered pod template that uses GPUs."""
-    from pmanifest.cluster.demand import pod_gpus
-
     out = []
     for n, raw in enumerate(text.split("\n---\n")):
         loaded = load_single(raw)

@@ -17,7 +17,12 @@ from __future__ import annotations
 import decimal
 import re
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from pmanifest.loader.positions import Path
+
+if TYPE_CHECKING:
+    from pmanifest.kube.workloads import Workload
 
 GPU = "nvidia.com/gpu"
 BEST_EFFORT, BURSTABLE, GUARANTEED = "BestEffort", "Burstable", "Guaranteed"
@@ -121,3 +126,48 @@ def pod_qos(pod: dict[str, Any]) -> str:
             requests[name] == limits[name] for name in requests):
         return GUARANTEED
     return BURSTABLE
+
+
+# --- GPUs: what the capacity checks count and PM106 asks about --------------------------------
+
+def whole_count(value: Any) -> int | None:
+    """A count written as an integer or a string of digits, else None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value if value >= 0 else None
+    if isinstance(value, str) and value.isascii() and value.isdigit():
+        return int(value)
+    return None
+
+
+def container_gpus(container: dict[str, Any], path: Path) -> tuple[int, Path]:
+    """GPUs of one container (its limit, else its request), and where the count is written."""
+    resources = container.get("resources")
+    for section in ("limits", "requests"):
+        amounts = resources.get(section) if isinstance(resources, dict) else None
+        count = whole_count(amounts.get(GPU)) if isinstance(amounts, dict) else None
+        if count is not None:
+            return count, (*path, "resources", section, GPU)
+    return 0, ()
+
+
+def pod_gpus(workload: Workload) -> tuple[int, Path]:
+    """GPUs the scheduler reserves for one pod, and where the deciding count is written: the
+    app containers and sidecars (init containers with ``restartPolicy: Always``) together, or
+    the largest other init container if that is more."""
+    running, running_path = 0, workload.pod_path
+    init_max, init_path = 0, workload.pod_path
+    for container in workload.containers():
+        count, path = container_gpus(container.data, container.path)
+        if not count:
+            continue
+        sidecar = container.init and container.data.get("restartPolicy") == "Always"
+        if container.init and not sidecar:
+            if count > init_max:
+                init_max, init_path = count, path
+        else:
+            running += count
+            if path and running_path == workload.pod_path:
+                running_path = path
+    return (init_max, init_path) if init_max > running else (running, running_path)

@@ -1,7 +1,7 @@
 """Rules: what a pod asks of its node besides placement (see policies/rules-placement.yaml).
 
 PM106 reads the QoS class as Kubernetes computes it (:func:`pmanifest.kube.resources.pod_qos`)
-and GPUs as the capacity checks count them (:func:`pmanifest.cluster.demand.pod_gpus`), so a
+and GPUs as the capacity checks count them (:func:`pmanifest.kube.resources.pod_gpus`), so a
 GPU pod here is a GPU pod there.
 """
 
@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from pmanifest.cluster.demand import container_gpus, pod_gpus
 from pmanifest.kube.resources import (
     BEST_EFFORT,
     CPU_PER_GPU,
     MEMORY_PER_GPU_GI,
+    container_gpus,
     gpu_requests,
+    pod_gpus,
     pod_qos,
 )
 from pmanifest.kube.workloads import mapping
