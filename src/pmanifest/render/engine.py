@@ -22,6 +22,8 @@ from pmanifest.kube.profile import Profile, get_profile
 from pmanifest.loader.documents import YamlProblem
 from pmanifest.render.context import workload_context
 from pmanifest.render.distributed import distributed_objects, with_output
+from pmanifest.render.overlay import overlay_for
+from pmanifest.render.overlay_checks import check_merged, check_overlays, refusing
 from pmanifest.render.runtime import check_runtime_support
 from pmanifest.render.spec import MIN_JOB_VERSION, Spec, WorkloadSpec, load_spec
 from pmanifest.render.templates import render_one, template_environment, wrapper_text
@@ -109,6 +111,7 @@ def render_owned(spec: Spec, version: str, env: Any,
     from pmanifest.render.sandbox import RENDER_SECONDS
 
     deadline = time.monotonic() + RENDER_SECONDS  # one time budget for the whole render
+    check_overlays(spec, version)  # before anything is merged
     wrapper = wrapper_text(env)
     rendered: list[tuple[int, int, WorkloadSpec, dict[str, Any]]] = []
     for n, workload in enumerate(spec.workloads):
@@ -117,8 +120,9 @@ def render_owned(spec: Spec, version: str, env: Any,
         else:
             context = workload_context(workload, spec, version, profile, wrapper)
             parts = [(kind, TEMPLATES[kind], context) for kind in _kinds(workload)]
+        overlay = overlay_for(workload, spec, version, refusing(spec), check_merged(spec))
         for kind, template, context in parts:
-            obj = render_one(env, template, context, version, deadline)
+            obj = render_one(env, template, context, version, deadline, overlay)
             rendered.append((KIND_ORDER.index(kind), n, workload, obj))
     rendered.sort(key=lambda item: (item[0], item[1]))  # stable: a workload's own order stays
     return [(workload, obj) for _, _, workload, obj in rendered]

@@ -22,7 +22,7 @@ from pmanifest.render.spec.model import (
     TRIGGERS,
     VOLUME_SOURCES,
 )
-from pmanifest.render.spec.pod import workload_pod_fields
+from pmanifest.render.spec.pod import pod_template_schema, workload_pod_fields
 from pmanifest.render.spec.runtime_fields import runtime_shared_fields, runtime_workload_fields
 from pmanifest.render.spec.schema_parts import ARGV_ITEM as _ARGV_ITEM
 from pmanifest.render.spec.schema_parts import INT64_MAX
@@ -102,7 +102,8 @@ def _volume_schema() -> dict[str, Any]:
 def _shared_fields() -> dict[str, Any]:
     """Fields allowed both in ``defaults`` and on a workload (the workload wins; volumes are
     appended)."""
-    return {**_placement_fields(), **runtime_shared_fields()}
+    return {**_placement_fields(), **runtime_shared_fields(),
+            "podTemplate": pod_template_schema()}
 
 
 def _placement_fields() -> dict[str, Any]:

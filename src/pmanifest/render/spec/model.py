@@ -106,6 +106,14 @@ class Spread(NamedTuple):
     max_skew: int
 
 
+class Overlay(NamedTuple):
+    """A ``podTemplate`` of the spec (in defaults or on a workload): a partial pod template
+    merged over the one render makes, as written, with its place in the spec."""
+
+    path: Path  # of the podTemplate key
+    data: dict[str, Any]  # {metadata: {labels, annotations}, spec: {...}}
+
+
 class WorkloadSpec(NamedTuple):
     """One workload of the spec, validated, with its source position."""
 
@@ -136,6 +144,7 @@ class WorkloadSpec(NamedTuple):
     runtime: Runtime = Runtime()  # env sources, probes, rollout, ...
     qos: str | None = None  # "Guaranteed": limits equal to requests (None: as given)
     spread: Spread | None = None  # serving: across nodes by default with 2+ replicas
+    overlays: tuple[Overlay, ...] = ()  # defaults' podTemplate first, then the workload's
 
     @property
     def path(self) -> Path:

@@ -1,5 +1,10 @@
-"""The pod-level fields of a workload (issue 26): its QoS class (``qos``) and the requests of
-its main container, and how serving replicas spread over nodes (``spread``)."""
+"""The pod-level fields of a workload (issue 26): its QoS class (``qos``), how serving replicas
+spread over nodes (``spread``), and the ``podTemplate`` overlay for every other pod field.
+
+The overlay is only parsed here (a mapping of ``metadata`` labels and annotations, and a
+``spec``): the Kubernetes schema of the target version validates its ``spec`` once render
+knows the version, and render refuses what would undo the preemption contract
+(:mod:`pmanifest.render.overlay_checks`) and merges it (:mod:`pmanifest.render.overlay`)."""
 
 from __future__ import annotations
 
@@ -8,8 +13,8 @@ from typing import Any, Protocol
 from pmanifest.errors import PmanifestError
 from pmanifest.kube.resources import GPU, GUARANTEED, QOS_RESOURCES, quantity
 from pmanifest.loader.positions import Path
-from pmanifest.render.spec.model import Spread
-from pmanifest.render.spec.schema_parts import closed, count, field
+from pmanifest.render.spec.model import Overlay, Spread
+from pmanifest.render.spec.schema_parts import STRING_MAP, closed, count, field
 
 HOSTNAME = "kubernetes.io/hostname"
 WHEN_UNSATISFIABLE = ("ScheduleAnyway", "DoNotSchedule")
@@ -19,6 +24,32 @@ QOS_CLASSES = ("Burstable", GUARANTEED)
 
 class Failing(Protocol):
     def fail(self, path: Path, message: str, *, value: bool = True) -> PmanifestError: ...
+
+
+def pod_template_schema() -> dict[str, Any]:
+    return field(closed({
+        "metadata": field(closed({
+            "labels": field(STRING_MAP, "Extra labels of the pods (not of the objects; "
+                            "labels: does both).", {}),
+            "annotations": field(STRING_MAP, "Extra annotations of the pods (as "
+                                 "podAnnotations).", {}),
+        }), "Pod template metadata: labels and annotations only.", {}),
+        "spec": field({"type": "object"},
+                      "A partial pod spec, checked against the Kubernetes schema of the "
+                      "target version (unknown fields are errors) and merged over the one "
+                      "render makes as kubectl's strategic merge does: containers, "
+                      "initContainers, volumes, volumeMounts, env, ports, imagePullSecrets, "
+                      "topologySpreadConstraints (the lists the schema gives a patch merge "
+                      "key) by that key, other lists appended, mappings merged. The main "
+                      "container is the one named after the workload; any other name adds a "
+                      "container (a sidecar). Refused: what the spec decides itself (the "
+                      "grace period, restartPolicy, placement on the preemptible label, the "
+                      "main container's command, args, image, resources, probes and preStop "
+                      "hook, anything render already wrote).", {}),
+    }), "Everything else of the pod template (securityContext, sidecars, init containers, "
+        "imagePullSecrets, runtimeClassName, extra affinity, topologySpreadConstraints, pod "
+        "labels and annotations). In defaults and on a workload: defaults' is merged first.",
+        {})
 
 
 def workload_pod_fields() -> dict[str, Any]:
@@ -83,6 +114,15 @@ def check_qos(checker: Failing, path: Path, raw: dict[str, Any]) -> str | None:
                                "(whose default requests it would use); add resources.requests "
                                f"{name}")
     return GUARANTEED
+
+
+def overlays_of(path: Path, raw: dict[str, Any], defaults: dict[str, Any]) -> tuple[Overlay, ...]:
+    out = []
+    if "podTemplate" in defaults:
+        out.append(Overlay(("defaults", "podTemplate"), defaults["podTemplate"]))
+    if "podTemplate" in raw:
+        out.append(Overlay((*path, "podTemplate"), raw["podTemplate"]))
+    return tuple(out)
 
 
 def main_resources(gpus: int, resources: dict[str, dict[str, str | int]], qos: str | None
