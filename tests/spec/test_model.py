@@ -86,7 +86,9 @@ def test_completions_make_an_indexed_job() -> None:
     assert (spec["parallelism"], spec["completions"], spec["completionMode"]) == (4, 16, "Indexed")
     assert spec["backoffLimit"] == 9
     assert spec["activeDeadlineSeconds"] == 86400
-    assert _pod(job)["containers"][0]["resources"] == {"limits": {"nvidia.com/gpu": 2}}
+    # no CPU or memory given: 4 CPU and 32Gi a GPU, so the pod is Burstable, not BestEffort
+    assert _pod(job)["containers"][0]["resources"] == {
+        "requests": {"cpu": "8", "memory": "64Gi"}, "limits": {"nvidia.com/gpu": 2}}
 
 
 def test_serving_and_coordinator_deployments() -> None:

@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pmanifest.render.spec.resources import is_extended, quantity
+from pmanifest.kube.resources import quantity
+from pmanifest.render.spec.resources import is_extended
 
 
 @pytest.mark.parametrize(("text", "value"), [

@@ -54,6 +54,8 @@ NO_DEFAULT = {
     *(f"workloads[].probes.{probe}{sub}" for probe in ("readiness", "liveness", "startup")
       for sub in ("", ".httpGet", ".httpGet.port", ".httpGet.httpHeaders[].name", ".tcpSocket",
                   ".tcpSocket.port", ".exec", ".exec.command", ".grpc", ".grpc.port")),
+    # qos omitted: requests and limits as given; spread's default depends on the replicas
+    "workloads[].qos", "workloads[].spread",
 }
 
 

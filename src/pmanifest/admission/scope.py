@@ -127,6 +127,8 @@ LINT_ONLY: dict[str, str] = {
     "PM005": "about lint's own suppressions (comments never reach the cluster)",
     "PM006": "shell analysis of a container's script",
     "PM007": "about kustomize patch files, which never reach the cluster",
+    "PM106": "the QoS class sums the quantities of every container, which a policy would "
+             "have to parse and add up in CEL; not exported yet",
     "PM105": "near misses are weighed by edit distance and difflib, which CEL cannot compute",
     "PM202": "shell analysis: whether a TERM trap or a preStop hook checkpoints",
     "PM203": "shell analysis of preStop hooks",

@@ -31,13 +31,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from pmanifest.kube.podtemplates import resolve
+from pmanifest.kube.resources import pod_gpus, whole_count
 from pmanifest.kube.workloads import Workload, get
 from pmanifest.loader.positions import Path
 
-GPU = "nvidia.com/gpu"
 STANDARD, PREEMPTIBLE, EITHER = "standard", "preemptible", "either"
 _PERCENT = re.compile(r"([0-9]+)%\Z")
-_WHOLE = re.compile(r"[0-9]+\Z")
 
 
 @dataclass(frozen=True)
@@ -89,44 +88,6 @@ def _label(workload: Workload) -> str:
     return label
 
 
-def pod_gpus(workload: Workload) -> tuple[int, Path]:
-    """GPUs the scheduler reserves for one pod, and where the deciding count is written."""
-    running, running_path = 0, workload.pod_path
-    init_max, init_path = 0, workload.pod_path
-    for container in workload.containers():
-        count, path = _container_gpus(container.data, container.path)
-        if not count:
-            continue
-        sidecar = container.init and container.data.get("restartPolicy") == "Always"
-        if container.init and not sidecar:
-            if count > init_max:
-                init_max, init_path = count, path
-        else:
-            running += count
-            if path and running_path == workload.pod_path:
-                running_path = path
-    return (init_max, init_path) if init_max > running else (running, running_path)
-
-
-def _container_gpus(container: dict[str, Any], path: Path) -> tuple[int, Path]:
-    for section in ("limits", "requests"):
-        value = get(container, ("resources", section, GPU))
-        count = _whole(value)
-        if count is not None:
-            return count, (*path, "resources", section, GPU)
-    return 0, ()
-
-
-def _whole(value: Any) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value if value >= 0 else None
-    if isinstance(value, str) and _WHOLE.match(value):
-        return int(value)
-    return None
-
-
 def _pods(workload: Workload) -> tuple[int, Path]:
     """Pods at once, and where the first count is written (or would be)."""
     template = workload.template
@@ -139,11 +100,11 @@ def _pods(workload: Workload) -> tuple[int, Path]:
     for count in template.pods:
         path = resolve(count.path, workload.pod_path, start)
         first = path if first is None else first
-        value = _whole(get(data, path))
+        value = whole_count(get(data, path))
         value = count.default if value is None else value
         for bound, keep in ((count.low, max), (count.high, min)):
-            limit = None if bound is None else _whole(get(data, resolve(bound, workload.pod_path,
-                                                                          start)))
+            where = None if bound is None else resolve(bound, workload.pod_path, start)
+            limit = None if where is None else whole_count(get(data, where))
             if limit is not None:
                 value = keep(value, limit)
         pods *= max(0, value - count.minus)
@@ -172,5 +133,5 @@ def _scaled(value: Any, replicas: int, rounding: Any) -> int:
         match = _PERCENT.match(value)
         if match:
             return int(rounding(int(match.group(1)) * replicas / 100))
-    whole = _whole(value)
+    whole = whole_count(value)
     return 0 if whole is None else whole

@@ -19,6 +19,7 @@ from pmanifest.kube.profile import Profile
 from pmanifest.render.runtime import env_entries, runtime_context, with_annotations
 from pmanifest.render.spec import SHARED_VOLUME_NAME, Spec, Volume, WorkloadSpec
 from pmanifest.render.spec.model import DEFAULT_MARGIN_SECONDS
+from pmanifest.render.spec.pod import main_resources
 from pmanifest.schema.kubernetes import version_tuple
 
 POD_REPLACEMENT_SINCE = (1, 29)  # podReplacementPolicy beta, on by default (GA 1.34)
@@ -105,9 +106,19 @@ def _pod_context(w: WorkloadSpec, spec: Spec, profile: Profile, wrapper: str) ->
         "grace_period_seconds": w.checkpoint.grace_period_seconds if w.checkpoint else None,
         "service_account_name": w.service_account_name,
         "tolerations": tolerations,
+        "topology_spread": _spread(w),
         "volumes": volumes,
         "container": _container_context(w, profile, wrapper, mounts),
     }
+
+
+def _spread(w: WorkloadSpec) -> list[dict[str, Any]]:
+    """The topologySpreadConstraints of a serving workload's replicas (``spread``)."""
+    if w.spread is None:
+        return []
+    return [{"maxSkew": w.spread.max_skew, "topologyKey": w.spread.topology_key,
+             "whenUnsatisfiable": w.spread.when_unsatisfiable,
+             "labelSelector": {"matchLabels": {"app.kubernetes.io/name": w.name}}}]
 
 
 def _mount(volume: Volume) -> dict[str, Any]:
@@ -174,19 +185,7 @@ def _container_context(w: WorkloadSpec, profile: Profile, wrapper: str,
         "args": args,
         "env": env,
         "ports": [{"name": f"port-{p}", "containerPort": p} for p in w.ports],
-        "resources": _resources(w),
+        "resources": main_resources(w.gpus, w.resources, w.qos),
         "pre_stop": pre_stop,
         "volume_mounts": mounts,
     }
-
-
-def _resources(w: WorkloadSpec) -> dict[str, Any]:
-    limits: dict[str, str | int] = dict(w.resources.get("limits", {}))
-    if w.gpus:
-        limits["nvidia.com/gpu"] = w.gpus
-    resources: dict[str, Any] = {}
-    if w.resources.get("requests"):
-        resources["requests"] = dict(w.resources["requests"])
-    if limits:
-        resources["limits"] = limits
-    return resources

@@ -15,6 +15,7 @@ The whole output is built as one string; nothing is printed until everything suc
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from pmanifest.errors import ConfigError, InputError, SpecError
@@ -24,7 +25,7 @@ from pmanifest.render.context import workload_context
 from pmanifest.render.distributed import distributed_objects, with_output
 from pmanifest.render.runtime import check_runtime_support
 from pmanifest.render.spec import MIN_JOB_VERSION, Spec, WorkloadSpec, load_spec
-from pmanifest.render.templates import render_one, template_environment, wrapper_text
+from pmanifest.render.templates import Overlay, render_one, template_environment, wrapper_text
 from pmanifest.render.yamltext import Yaml, dump_yaml, quote, to_yaml
 from pmanifest.schema.kubernetes import DEFAULT_KUBERNETES_VERSION, resolve_version, version_tuple
 
@@ -109,6 +110,7 @@ def render_owned(spec: Spec, version: str, env: Any,
     from pmanifest.render.sandbox import RENDER_SECONDS
 
     deadline = time.monotonic() + RENDER_SECONDS  # one time budget for the whole render
+    overlay_of = _overlays(spec, version)
     wrapper = wrapper_text(env)
     rendered: list[tuple[int, int, WorkloadSpec, dict[str, Any]]] = []
     for n, workload in enumerate(spec.workloads):
@@ -117,11 +119,25 @@ def render_owned(spec: Spec, version: str, env: Any,
         else:
             context = workload_context(workload, spec, version, profile, wrapper)
             parts = [(kind, TEMPLATES[kind], context) for kind in _kinds(workload)]
+        overlay = overlay_of(workload)
         for kind, template, context in parts:
-            obj = render_one(env, template, context, version, deadline)
+            obj = render_one(env, template, context, version, deadline, overlay)
             rendered.append((KIND_ORDER.index(kind), n, workload, obj))
     rendered.sort(key=lambda item: (item[0], item[1]))  # stable: a workload's own order stays
     return [(workload, obj) for _, _, workload, obj in rendered]
+
+
+def _overlays(spec: Spec, version: str) -> Callable[[WorkloadSpec], Overlay | None]:
+    """The podTemplate merge of each workload (issue 26), checked before anything is merged;
+    its modules load only for a spec that has one."""
+    if not any(w.overlays for w in spec.workloads):
+        return lambda _: None
+    from pmanifest.render.overlay import overlay_for
+    from pmanifest.render.overlay_checks import check_merged, check_overlays, refusing
+
+    check_overlays(spec, version)
+    guard, after = refusing(spec), check_merged(spec)
+    return lambda w: overlay_for(w, spec, version, guard, after)
 
 
 def _kinds(w: WorkloadSpec) -> list[str]:

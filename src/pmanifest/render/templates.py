@@ -99,8 +99,13 @@ def _is_user(filename: str) -> bool:
     return not filename.startswith(BUILTIN_PREFIX)
 
 
+Overlay = Callable[[dict[str, Any]], Callable[[str], PmanifestError] | None]
+
+
 def render_one(env: Any, name: str, context: dict[str, Any], version: str,
-                deadline: float) -> dict[str, Any]:
+               deadline: float, overlay: Overlay | None = None) -> dict[str, Any]:
+    """One template rendered, parsed back, ``overlay`` merged into it (the podTemplate of the
+    spec, which says whom to blame when the result is invalid), and validated."""
     from jinja2 import TemplateNotFound, TemplateSyntaxError
 
     filename = _filename(env, name)
@@ -119,10 +124,11 @@ def render_one(env: Any, name: str, context: dict[str, Any], version: str,
         if failure is None:
             raise  # only built-in templates: a bug
         raise failure from None
-    return _parse_and_validate(text, filename, version)
+    return _parse_and_validate(text, filename, version, overlay)
 
 
-def _parse_and_validate(text: str, filename: str, version: str) -> dict[str, Any]:
+def _parse_and_validate(text: str, filename: str, version: str,
+                        overlay: Overlay | None = None) -> dict[str, Any]:
     try:
         obj = load_single(text).data
     except YamlProblem as problem:
@@ -132,12 +138,16 @@ def _parse_and_validate(text: str, filename: str, version: str) -> dict[str, Any
     if not isinstance(obj, dict) or not isinstance(obj.get("kind"), str):
         raise TemplateError("template must render one mapping with apiVersion and kind; fix "
                             "the template", filename)
+    blame = overlay(obj) if overlay is not None else None
     if is_custom_kind(str(obj.get("apiVersion")), obj["kind"]):
         problems = validate_custom(obj, version)  # JobSet, RayCluster, RayJob
     else:
         problems = validate(obj, version)
     if problems:
         first = problems[0]
+        if blame is not None:
+            raise blame(f"rendered {obj['kind']} is not valid for Kubernetes {version}: "
+                        f"{first.message}")
         raise TemplateError(f"rendered {obj['kind']} is not valid for Kubernetes {version}: "
                             f"{first.message}; fix the template", filename)
     return obj

@@ -28,8 +28,8 @@ if TYPE_CHECKING:  # the error translator is imported when an object is invalid
     from pmanifest.schema.words import Words
 
 DEFAULT_KUBERNETES_VERSION = "1.31"
-__all__ = ["DEFAULT_KUBERNETES_VERSION", "SERVER_DEFAULTED", "SchemaProblem", "resolve_version",
-           "supported_versions", "validate", "version_tuple"]
+__all__ = ["DEFAULT_KUBERNETES_VERSION", "SERVER_DEFAULTED", "SchemaProblem", "partial_problems",
+           "resolve_version", "supported_versions", "validate", "version_tuple"]
 
 # (definition, field) -> why a manifest may omit it although some versions' OpenAPI marks it
 # required (the versions are those of kubernetes-validate's schemas; see tests/test_schema.py).
@@ -213,6 +213,56 @@ def validate(obj: dict[str, Any], version: str) -> list[SchemaProblem]:
                 for error in validator.iter_errors(obj) for v in describe(error, words)]
     unique = {(p.path, p.message): p for p in problems}
     return sorted(unique.values(), key=lambda p: (tuple(str(x) for x in p.path), p.message))
+
+
+# --- partial objects (a patch, the podTemplate overlay of a spec) --------------------------
+
+def _partial(schema: Any) -> Any:
+    """``schema`` with no ``required`` anywhere: what a partial object must satisfy (its
+    fields known and well typed, none demanded)."""
+    if not isinstance(schema, dict):
+        return schema
+    out = {key: value for key, value in schema.items() if key != "required"}
+    for key in ("items", "additionalProperties", "not"):
+        if isinstance(out.get(key), dict):
+            out[key] = _partial(out[key])
+    if isinstance(out.get("properties"), dict):
+        out["properties"] = {name: _partial(sub) for name, sub in out["properties"].items()}
+    for key in ("allOf", "anyOf", "oneOf"):
+        if isinstance(out.get(key), list):
+            out[key] = [_partial(sub) for sub in out[key]]
+    return out
+
+
+@functools.cache
+def _partial_definitions(version: str) -> dict[str, Any]:
+    return {name: _partial(schema) for name, schema in _definitions(version).items()}
+
+
+@functools.cache
+def _partial_checks(version: str, definition: str, key: str) -> tuple[Any, Any]:
+    """(compiled check or None, jsonschema validator) of ``{key: <definition>}``."""
+    from pmanifest.schema.fast import compile_schema
+
+    defs = _partial_definitions(version)
+    root = {"type": "object", "properties": {key: {"$ref": f"#/$defs/{definition}"}}}
+    return compile_schema(root, defs), _validator_class()({**root, "$defs": defs})
+
+
+def partial_problems(data: Any, version: str, definition: str, key: str
+                     ) -> list[tuple[Path, str, bool]]:
+    """(path, message, at the key) of every problem of ``{key: data}`` against one definition
+    of the version's strict schema, required fields aside (paths start with ``key``)."""
+    fast, validator = _partial_checks(version, definition, key)
+    wrapped = {key: data}
+    if fast is not None and fast(wrapped):
+        return []
+    from pmanifest.schema.words import describe
+
+    words = schema_words(version)
+    found = [(v.path, v.message, v.at_key)
+             for error in validator.iter_errors(wrapped) for v in describe(error, words)]
+    return sorted(set(found), key=lambda p: (tuple(str(x) for x in p[0]), p[1]))
 
 
 # --- a hint for a known field at the wrong level ------------------------------------------------

@@ -28,6 +28,7 @@ from pmanifest.render.spec.model import (
     WorkloadSpec,
     spec_error,
 )
+from pmanifest.render.spec.pod import check_qos, overlays_of, spread_of
 from pmanifest.render.spec.resources import check_requests
 from pmanifest.render.spec.runtime import EnvRef
 from pmanifest.render.spec.runtime_checks import (
@@ -94,6 +95,9 @@ class Checker:
                             f"{label!r}; use compute: preemptible or compute: standard",
                             value=False)
         check_shared_runtime(self, raw, path)
+        for key, value in raw.get("podTemplate", {}).get("metadata", {}).get("labels",
+                                                                              {}).items():
+            self.check_label((*path, "podTemplate", "metadata", "labels", key), key, value)
 
     def check_label(self, path: Path, key: str, value: str) -> None:
         if key in RESERVED_LABELS:
@@ -159,6 +163,9 @@ class Checker:
             active_deadline_seconds=raw.get("activeDeadlineSeconds"),
             distributed=distributed,
             runtime=runtime(self, path, raw, defaults, role, replicas),
+            qos=check_qos(self, path, raw),
+            spread=spread_of(self, path, raw, role, replicas),
+            overlays=overlays_of(path, raw, defaults),
         )
 
     def main_command(self, path: Path, raw: dict[str, Any], role: str

@@ -22,6 +22,7 @@ from pmanifest.render.spec.model import (
     TRIGGERS,
     VOLUME_SOURCES,
 )
+from pmanifest.render.spec.pod import pod_template_schema, workload_pod_fields
 from pmanifest.render.spec.runtime_fields import runtime_shared_fields, runtime_workload_fields
 from pmanifest.render.spec.schema_parts import ARGV_ITEM as _ARGV_ITEM
 from pmanifest.render.spec.schema_parts import INT64_MAX
@@ -101,7 +102,8 @@ def _volume_schema() -> dict[str, Any]:
 def _shared_fields() -> dict[str, Any]:
     """Fields allowed both in ``defaults`` and on a workload (the workload wins; volumes are
     appended)."""
-    return {**_placement_fields(), **runtime_shared_fields()}
+    return {**_placement_fields(), **runtime_shared_fields(),
+            "podTemplate": pod_template_schema()}
 
 
 def _placement_fields() -> dict[str, Any]:
@@ -220,7 +222,8 @@ def _workload_schema() -> dict[str, Any]:
                 "limits": _f(_QUANTITIES, "Resource limits; nvidia.com/gpu comes from gpus.",
                              {}),
             },
-        }, "Container resources besides GPUs.", {}),
+        }, "Main container resources besides GPUs. With gpus and no CPU or memory here, "
+           "requests of 4 CPU and 32Gi a GPU (never BestEffort).", {}),
         "backoffLimit": _f(_count(0),
                            "Job retries for genuine failures (preemptions are not counted).",
                            DEFAULT_BACKOFF_LIMIT),
@@ -236,6 +239,7 @@ def _workload_schema() -> dict[str, Any]:
     }
     props.update(_shared_fields())
     props.update(runtime_workload_fields())
+    props.update(workload_pod_fields())
     return {"type": "object", "additionalProperties": False, "required": ["name"],
             "properties": props, "description": "One workload."}
 

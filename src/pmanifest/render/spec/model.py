@@ -98,6 +98,22 @@ class Distributed(NamedTuple):
     gcs: GcsFaultTolerance | None = None
 
 
+class Spread(NamedTuple):
+    """How a serving Deployment's replicas spread: one topologySpreadConstraint."""
+
+    topology_key: str
+    when_unsatisfiable: str
+    max_skew: int
+
+
+class Overlay(NamedTuple):
+    """A ``podTemplate`` of the spec (in defaults or on a workload): a partial pod template
+    merged over the one render makes, as written, with its place in the spec."""
+
+    path: Path  # of the podTemplate key
+    data: dict[str, Any]  # {metadata: {labels, annotations}, spec: {...}}
+
+
 class WorkloadSpec(NamedTuple):
     """One workload of the spec, validated, with its source position."""
 
@@ -126,6 +142,9 @@ class WorkloadSpec(NamedTuple):
     active_deadline_seconds: int | None = None
     distributed: Distributed | None = None
     runtime: Runtime = Runtime()  # env sources, probes, rollout, ...
+    qos: str | None = None  # "Guaranteed": limits equal to requests (None: as given)
+    spread: Spread | None = None  # serving: across nodes by default with 2+ replicas
+    overlays: tuple[Overlay, ...] = ()  # defaults' podTemplate first, then the workload's
 
     @property
     def path(self) -> Path:

@@ -4,38 +4,15 @@ requested other than exactly as limited."""
 
 from __future__ import annotations
 
-import decimal
-import re
 from typing import Any, Protocol
 
 from pmanifest.errors import PmanifestError
+from pmanifest.kube.resources import GPU, quantity
 from pmanifest.loader.positions import Path
-
-GPU = "nvidia.com/gpu"
-_NUMBER = re.compile(r"^([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))"
-                     r"([KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]+)?$")
-_BINARY = {"Ki": 1, "Mi": 2, "Gi": 3, "Ti": 4, "Pi": 5, "Ei": 6}
-_DECIMAL = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
-# exact arithmetic whatever the exponent a quantity is written with (1e999999 included)
-_CONTEXT = decimal.Context(prec=80, Emax=decimal.MAX_EMAX, Emin=decimal.MIN_EMIN,
-                           traps=[decimal.InvalidOperation])
 
 
 class Failing(Protocol):
     def fail(self, path: Path, message: str, *, value: bool = True) -> PmanifestError: ...
-
-
-def quantity(value: str | int) -> decimal.Decimal:
-    """A Kubernetes quantity (``500m``, ``64Gi``, ``1e3``, ``8``) as an exact number; the
-    schema has already checked the syntax."""
-    match = _NUMBER.match(str(value))
-    if match is None:
-        raise ValueError(f"not a quantity: {value!r}")
-    number, suffix = decimal.Decimal(match.group(1)), match.group(2) or ""
-    if suffix in _BINARY:
-        return _CONTEXT.multiply(number, decimal.Decimal(1024) ** _BINARY[suffix])
-    exponent = _DECIMAL[suffix] if suffix in _DECIMAL else int(suffix[1:])
-    return _CONTEXT.scaleb(number, exponent)
 
 
 def is_extended(name: str) -> bool:

@@ -43,6 +43,10 @@ def check_shared_runtime(checker: Failing, raw: dict[str, Any], path: Path) -> N
     for field in _ANNOTATION_FIELDS:
         for key in raw.get(field, {}):
             _check_annotation_key(checker, (*path, field, key), key)
+    # the podTemplate overlay's (issue 26)
+    for key in raw.get("podTemplate", {}).get("metadata", {}).get("annotations", {}):
+        _check_annotation_key(checker, (*path, "podTemplate", "metadata", "annotations", key),
+                              key)
 
 
 def _check_annotation_key(checker: Failing, path: Path, key: str) -> None:

@@ -1,0 +1,173 @@
+"""Container resources as Kubernetes reads them: quantities, the GPU resource, a pod's QoS
+class, and the CPU and memory render requests for each GPU when a spec gives none.
+
+The QoS class follows ``ComputePodQOS`` (kubernetes/kubernetes, pkg/apis/core/helper/qos):
+only CPU and memory count, with a quantity above zero; every container and init container
+counts (sidecars too), ephemeral containers do not; a container's missing request is the API
+server's default, its limit; pod-level ``resources`` (PodLevelResources, beta from 1.34) decide
+alone when they set CPU or memory. BestEffort: no CPU or memory request or limit anywhere.
+Guaranteed: every container limits both, and the summed requests equal the summed limits.
+Burstable: anything between. So a pod that limits only ``nvidia.com/gpu`` is BestEffort: the
+first the kubelet evicts under memory pressure, and its processes the first the kernel's OOM
+killer picks (oom_score_adj 1000).
+"""
+
+from __future__ import annotations
+
+import decimal
+import re
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from pmanifest.loader.positions import Path
+
+if TYPE_CHECKING:
+    from pmanifest.kube.workloads import Workload
+
+GPU = "nvidia.com/gpu"
+BEST_EFFORT, BURSTABLE, GUARANTEED = "BestEffort", "Burstable", "Guaranteed"
+QOS_RESOURCES = ("cpu", "memory")
+# What render requests for each GPU when the spec gives no CPU or memory of its own: a floor
+# that makes a GPU pod Burstable, not a sizing. 4 cores and 32 GiB a GPU is a third of the CPU
+# and a quarter of the memory of the smallest common 8-GPU node (96 vCPU, 1152 GiB: p4d, ND
+# A100 v4), so the requests of a pod sized for its GPUs fit any such node beside its system
+# reservations and DaemonSets, and a 4-GPU node of 48 vCPU and 192 GiB too.
+CPU_PER_GPU = 4
+MEMORY_PER_GPU_GI = 32
+_NUMBER = re.compile(r"^([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))"
+                     r"([KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]+)?$")
+_BINARY = {"Ki": 1, "Mi": 2, "Gi": 3, "Ti": 4, "Pi": 5, "Ei": 6}
+_DECIMAL = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
+# exact arithmetic whatever the exponent a quantity is written with (1e999999 included)
+_CONTEXT = decimal.Context(prec=80, Emax=decimal.MAX_EMAX, Emin=decimal.MIN_EMIN,
+                           traps=[decimal.InvalidOperation])
+
+
+def quantity(value: str | int) -> decimal.Decimal:
+    """A Kubernetes quantity (``500m``, ``64Gi``, ``1e3``, ``8``) as an exact number; a
+    ValueError for anything else."""
+    match = _NUMBER.match(str(value)) if not isinstance(value, bool) else None
+    if match is None:
+        raise ValueError(f"not a quantity: {value!r}")
+    number, suffix = decimal.Decimal(match.group(1)), match.group(2) or ""
+    if suffix in _BINARY:
+        return _CONTEXT.multiply(number, decimal.Decimal(1024) ** _BINARY[suffix])
+    exponent = _DECIMAL[suffix] if suffix in _DECIMAL else int(suffix[1:])
+    return _CONTEXT.scaleb(number, exponent)
+
+
+def gpu_requests(gpus: int) -> dict[str, str]:
+    """The CPU and memory render requests for a pod of ``gpus`` GPUs without its own."""
+    return {"cpu": str(CPU_PER_GPU * gpus), "memory": f"{MEMORY_PER_GPU_GI * gpus}Gi"}
+
+
+def _amounts(section: Any) -> dict[str, decimal.Decimal | str]:
+    """The CPU and memory of a requests or limits mapping that are above zero (a value that is
+    no quantity counts as set: the schema reports it, and no class is claimed from it)."""
+    out: dict[str, decimal.Decimal | str] = {}
+    if not isinstance(section, dict):
+        return out
+    for name in QOS_RESOURCES:
+        if name not in section or section[name] is None:
+            continue
+        try:
+            amount = quantity(section[name])
+        except (ValueError, TypeError, decimal.InvalidOperation):
+            out[name] = repr(section[name])
+            continue
+        if amount > 0:
+            out[name] = amount
+    return out
+
+
+def _defaulted(resources: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(requests, limits) above zero, a missing request defaulted to its limit as the API
+    server does."""
+    resources = resources if isinstance(resources, dict) else {}
+    limits = _amounts(resources.get("limits"))
+    requests = {**limits, **_amounts(resources.get("requests"))}
+    return requests, limits
+
+
+def _add(total: dict[str, Any], amounts: dict[str, Any]) -> None:
+    for name, amount in amounts.items():
+        previous = total.get(name)
+        if isinstance(amount, str) or isinstance(previous, str):
+            total[name] = amount if previous is None else f"{previous}+{amount}"
+        else:
+            total[name] = amount if previous is None else previous + amount
+
+
+def _containers(pod: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    for key in ("containers", "initContainers"):
+        containers = pod.get(key)
+        for container in containers if isinstance(containers, list) else ():
+            if isinstance(container, dict):
+                yield container
+
+
+def pod_qos(pod: dict[str, Any]) -> str:
+    """The QoS class Kubernetes gives a pod with this spec (see the module's docstring)."""
+    pod_level = pod.get("resources")
+    if isinstance(pod_level, dict) and (_amounts(pod_level.get("requests"))
+                                        or _amounts(pod_level.get("limits"))):
+        requests, limits = _defaulted(pod_level)
+        guaranteed = all(name in limits for name in QOS_RESOURCES)
+    else:
+        requests, limits, guaranteed = {}, {}, True
+        for container in _containers(pod):
+            mine, capped = _defaulted(container.get("resources"))
+            _add(requests, mine)
+            _add(limits, capped)
+            guaranteed = guaranteed and all(name in capped for name in QOS_RESOURCES)
+    if not requests and not limits:
+        return BEST_EFFORT
+    if guaranteed and requests.keys() == limits.keys() and all(
+            requests[name] == limits[name] for name in requests):
+        return GUARANTEED
+    return BURSTABLE
+
+
+# --- GPUs: what the capacity checks count and PM106 asks about --------------------------------
+
+def whole_count(value: Any) -> int | None:
+    """A count written as an integer or a string of digits, else None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value if value >= 0 else None
+    if isinstance(value, str) and value.isascii() and value.isdigit():
+        return int(value)
+    return None
+
+
+def container_gpus(container: dict[str, Any], path: Path) -> tuple[int, Path]:
+    """GPUs of one container (its limit, else its request), and where the count is written."""
+    resources = container.get("resources")
+    for section in ("limits", "requests"):
+        amounts = resources.get(section) if isinstance(resources, dict) else None
+        count = whole_count(amounts.get(GPU)) if isinstance(amounts, dict) else None
+        if count is not None:
+            return count, (*path, "resources", section, GPU)
+    return 0, ()
+
+
+def pod_gpus(workload: Workload) -> tuple[int, Path]:
+    """GPUs the scheduler reserves for one pod, and where the deciding count is written: the
+    app containers and sidecars (init containers with ``restartPolicy: Always``) together, or
+    the largest other init container if that is more."""
+    running, running_path = 0, workload.pod_path
+    init_max, init_path = 0, workload.pod_path
+    for container in workload.containers():
+        count, path = container_gpus(container.data, container.path)
+        if not count:
+            continue
+        sidecar = container.init and container.data.get("restartPolicy") == "Always"
+        if container.init and not sidecar:
+            if count > init_max:
+                init_max, init_path = count, path
+        else:
+            running += count
+            if path and running_path == workload.pod_path:
+                running_path = path
+    return (init_max, init_path) if init_max > running else (running, running_path)
