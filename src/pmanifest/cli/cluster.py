@@ -59,8 +59,8 @@ def cluster_check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tup
 @click.option("--checkpoint-seconds", type=click.FloatRange(min=0, min_open=True),
               default=None, metavar="SECONDS",
               help="How long one checkpoint takes [default: the spec's "
-                   "checkpoint.expectedSeconds, else 90, the seed's figure for a "
-                   "~10B-parameter model].")
+                   "checkpoint.expectedSeconds, else 90, about what a checkpoint of a "
+                   "~10B-parameter model takes].")
 @click.option("--spec", "spec_path", default=None, metavar="FILE",
               help="A pmanifest spec: its preemptible worker gives the checkpoint duration, "
                    "the nodes and the profile (the flags override each).")

@@ -275,11 +275,18 @@ def explain(rule_name: str, policy_dirs: tuple[str, ...], config_path: str | Non
     from pmanifest.admission.explain import in_the_cluster
 
     enforced = in_the_cluster(m)
-    echo(f"{m.id} {m.slug} ({m.severity})\n\n{m.summary}\n\n"
-         f"Applies to:\n  {_applies_to(m)}\n\n"
-         + (f"In the cluster:\n  {enforced}\n\n" if enforced else "") +
-         f"Why:\n  {m.rationale}\n\nFix:\n  {m.fix}\n\n"
-         "Failing example:\n" + _indent(m.example_fail or "(none given)") + "\n"
+    from pmanifest.io.text import terminal_width, wrap
+
+    width = terminal_width()  # prose is wrapped to it; the examples are manifests, left as is
+
+    def prose(title: str, text: str) -> str:
+        return f"{title}:\n{wrap(text, width, '  ')}\n\n"
+
+    echo(f"{m.id} {m.slug} ({m.severity})\n\n{wrap(m.summary, width)}\n\n"
+         + prose("Applies to", _applies_to(m))
+         + (prose("In the cluster", enforced) if enforced else "")
+         + prose("Why", m.rationale) + prose("Fix", m.fix)
+         + "Failing example:\n" + _indent(m.example_fail or "(none given)") + "\n"
          "Passing example:\n" + _indent(m.example_pass or "(none given)") + cluster, nl=False)
 
 

@@ -3,7 +3,7 @@
 Two inputs, each parsed by the project's loader (JSON is read as YAML, with positions):
 
 - the JSON (or YAML) of reading a cluster (``tg beta clusters retrieve ID --json``): a
-  mapping with ``node_lifecycle_events``. The seed documents that array (72-hour retention,
+  mapping with ``node_lifecycle_events``. Together documents that array (72-hour retention,
   deduplicated by node and reason) and each event's ``reason`` (TogetherPreemptionNotified,
   TogetherNodeAdded, TogetherScaledDown), but not the fields holding the node and the time.
   The node is read from ``node_name`` (how the cluster API names a node elsewhere), or the

@@ -34,7 +34,7 @@ from pmanifest.cluster.gpu_nodes import gpus_per_node
 from pmanifest.kube.contract import SUPERVISOR_MARGIN_SECONDS
 from pmanifest.kube.profile import Profile
 
-RETENTION_HOURS = 72  # node_lifecycle_events keep 72 hours (seed)
+RETENTION_HOURS = 72  # node_lifecycle_events keep 72 hours (documented)
 ROUGH_BELOW = 5  # fewer preemptions than this: say the mean is rough
 ESTIMATE, LOWER_BOUND = "estimate", "lower bound"
 _ENDS = (PREEMPTED, SCALED_DOWN)

@@ -9,6 +9,7 @@ from typing import Any
 
 from pmanifest.cluster.events import CLUSTER_READ, KUBECTL, PREEMPTED
 from pmanifest.cluster.history import LOWER_BOUND, History, NodeHistory, Sizing, plural
+from pmanifest.io.text import PIPE_WIDTH, wrap
 
 
 def stamp(time: datetime | None) -> str | None:
@@ -34,12 +35,23 @@ def percent(fraction: float) -> str:
 
 # --- text -----------------------------------------------------------------------------------
 
-def text(found: History, sized: Sizing) -> str:
-    lines = [*_header(found), "", *_table(found.nodes), "", *_totals(found), "",
-             *_sizing(sized)]
+def text(found: History, sized: Sizing, width: int = PIPE_WIDTH) -> str:
+    """The report for people: prose wrapped to ``width`` columns (the table is not)."""
+    lines = [*_prose(_header(found), width), "", *_table(found.nodes), "",
+             *_prose([*_totals(found), "", *_sizing(sized)], width)]
     if found.notes:
-        lines += ["", "notes:", *(f"  - {note}" for note in found.notes)]
+        lines += ["", "notes:", *_prose([f"  - {note}" for note in found.notes], width)]
     return "\n".join(lines) + "\n"
+
+
+def _prose(lines: list[str], width: int) -> list[str]:
+    """Each line wrapped to ``width``: continuation lines indented two more than the line
+    (past the dash of a ``- `` item)."""
+    out = []
+    for line in lines:
+        indent = line[:len(line) - len(line.lstrip(" "))]
+        out.extend(wrap(line, width, indent, indent + "  ").split("\n"))
+    return out
 
 
 def _header(found: History) -> list[str]:
