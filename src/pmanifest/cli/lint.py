@@ -18,7 +18,7 @@ from pmanifest.errors import ConfigError, InputError
 from pmanifest.io.reading import Identity
 from pmanifest.io.writing import STDOUT, Target, identity, plan_outputs, write_targets
 from pmanifest.kube.document import Finding
-from pmanifest.lint.config import Config, config_from, resolve_rule
+from pmanifest.lint.config import Config, config_from, resolve_profile, resolve_rule
 from pmanifest.lint.engine import SEVERITY_RANK, LintOptions, once_per_run
 from pmanifest.lint.gate import empty_run
 from pmanifest.lint.kustomize import mark_patches
@@ -94,14 +94,14 @@ def output_targets(outputs: tuple[Output, ...]) -> list[Target]:
 
 
 def options_for(request: LintRequest, config: Config) -> LintOptions:
-    from pmanifest.kube.profile import DEFAULT_PROFILE, get_profile
+    from pmanifest.kube.profile import DEFAULT_PROFILE
     from pmanifest.schema.kubernetes import DEFAULT_KUBERNETES_VERSION, resolve_version
 
     version = resolve_version(
         request.kubernetes_version or config.kubernetes_version or DEFAULT_KUBERNETES_VERSION
     )
     profile = request.profile or config.profile or DEFAULT_PROFILE
-    get_profile(profile)  # refuse unknown profiles before linting
+    resolve_profile(profile, config)  # refuse unknown profiles before linting
     severities = dict(config.rules)
     for name in request.disable:
         severities[resolve_rule(name)] = "off"

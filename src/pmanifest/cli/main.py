@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib
 import sys
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -61,12 +61,13 @@ def main() -> None:
                    "diff if it has drifted.")
 @click.option("--kubernetes-version", default=None,
               help="Kubernetes version whose strict schema validates the output; overrides "
-                   "cluster.kubernetesVersion [default: 1.31].")
+                   "cluster.kubernetesVersion [default: the config's, else 1.31].")
 @click.option("--templates", "templates_dir", type=click.Path(file_okay=False), default=None,
               metavar="DIR", help="Directory of templates that override the built-in ones "
-                                  "by file name.")
+                                  "by file name [default: the config's templates:].")
 @click.option("--profile", default=None,
-              help="Provider profile; overrides cluster.profile [default: together].")
+              help="Provider profile; overrides cluster.profile [default: the config's, else "
+                   "together].")
 @click.option("--cluster", "cluster_path", default=None, metavar="FILE",
               help="A cluster request, saved `tg beta clusters` command line or cluster read: "
                    "refuse workloads that cannot fit its standard GPUs, warn (stderr) about "
@@ -75,45 +76,27 @@ def main() -> None:
               default=None, help="What distributed workers render as; overrides "
                                  "distributed.output (job|jobset for torchrun, rayjob|raycluster "
                                  "for ray).")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
+              help="Config file, the one lint reads (default: .pmanifest.yaml or "
+                   "[tool.pmanifest] in pyproject.toml, searched upwards from the current "
+                   "directory): its profile, kubernetesVersion and templates apply where the "
+                   "flags and the spec's cluster: say nothing.")
 def render(spec_path: str, output_format: str | None, output_file: str | None,
            check_path: str | None, kubernetes_version: str | None, templates_dir: str | None,
            profile: str | None, cluster_path: str | None,
-           distributed_output: str | None) -> None:
+           distributed_output: str | None, config_path: str | None) -> None:
     """Render a spec into Kubernetes manifests on stdout (nothing is printed on error).
 
     What `pmanifest lint` would flag on the output is warned about on stderr, at the
     workload's line in the spec; the exit code stays 0. With --cluster, what cannot fit the
     cluster's standard GPUs is refused (exit 2) and preemptible shortfalls are warned about.
+    Flags beat the spec's cluster: fields, which beat the config, which beats the defaults.
     """
-    from pmanifest.cli.render_warnings import render_checked
-    from pmanifest.render.engine import RenderOptions, read_spec
-    from pmanifest.render.output import check_drift, destination, write_output
+    from pmanifest.cli.render_run import RenderRequest, run_render
 
-    target, fmt = destination(output_file, output_format, check_path,
-                              (spec_path, *([cluster_path] if cluster_path else [])),
-                              templates_dir)
-    cluster = _cluster(cluster_path, spec_path)
-    text, name = read_spec(spec_path)
-    rendered = render_checked(text, name, RenderOptions(kubernetes_version, templates_dir, fmt,
-                                                        profile, distributed_output), cluster)
-    for warning in rendered.warnings:  # what lint would flag; stdout stays the same
-        click.echo(warning.replace("\n", " "), err=True)
-    if check_path is not None:
-        diff = check_drift(rendered.text, check_path)
-        write_bytes(diff.encode("utf-8"))
-        sys.exit(EXIT_FINDINGS if diff else 0)
-    write_output(rendered.text, target)
-
-
-def _cluster(path: str | None, other_input: str) -> Any:
-    """The ClusterRequest of --cluster, read before any work (None without the flag)."""
-    if path is None:
-        return None
-    if path == "-" and other_input == "-":
-        raise PmanifestError("--cluster - and another input cannot both read stdin")
-    from pmanifest.cluster.request import read_request
-
-    return read_request(path)
+    run_render(RenderRequest(spec_path, output_format, output_file, check_path,
+                             kubernetes_version, templates_dir, profile, cluster_path,
+                             distributed_output, config_path))
 
 
 @main.command()
