@@ -60,6 +60,8 @@ class LintRequest(NamedTuple):
     cluster: str | None = None  # --cluster FILE: whole-input capacity rules against it
     allow_empty: bool = False  # --allow-empty: finding no Kubernetes object is not an error
     force_exclude: bool = True  # the config's `exclude:` applies to named paths too
+    exclude: tuple[str, ...] = ()  # --exclude GLOB: also skipped, relative to the cwd
+    gitignore: bool = True  # directory walks skip what git ignores
     progress: TextIO | None = None  # a terminal's stderr to draw a progress bar on
 
 
@@ -206,9 +208,9 @@ def _lint(request: LintRequest, config: Config) -> LintResult:
     run = _new_run(request, config)
     run.rules = sum(1 for rule_id in registry() if options.enabled(rule_id))
     plan_outputs(output_targets(request.outputs), run.read)
-    exclude = Exclude(config.exclude, config.base_dir, request.force_exclude)
+    exclude = Exclude(config.exclude, config.base_dir, request.force_exclude, request.exclude)
     inputs = mark_patches(list(_kept(iter_inputs(request.paths, request.stdin_filename,
-                                                 exclude), run, options)))
+                                                 exclude, request.gitignore), run, options)))
     _lint_inputs(inputs, options, request, run)
     run.findings = once_per_run(run.findings)
     if run.demands:
@@ -230,8 +232,10 @@ def _new_run(request: LintRequest, config: Config) -> _Run:
 def _nothing_checked(request: LintRequest, run: _Run, exclude: Exclude) -> None:
     """A gate that checked no object must not pass: exit 2 naming what was read."""
     named = [request.stdin_filename if p == "-" else p for p in request.paths]
+    by = " or ".join([*(["the config's exclude:"] if exclude.patterns else []),
+                      *(["--exclude"] if exclude.given else [])])
     raise InputError(empty_run(named, run.files, run.fragments,
-                               len(exclude.named_excluded(request.paths))))
+                               len(exclude.named_excluded(request.paths)), by))
 
 
 def _lint_inputs(inputs: list[FileRef | Source | Problem], options: LintOptions,

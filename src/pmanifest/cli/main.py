@@ -149,16 +149,22 @@ def schema() -> None:
 @click.option("--allow-empty", is_flag=True,
               help="Exit 0 when no Kubernetes object is found (by default that is an error, "
                    "exit 2: a gate that checked nothing must not pass).")
+@click.option("--exclude", "exclude", multiple=True, metavar="GLOB",
+              help="Skip paths matching GLOB (relative to the current directory; repeatable), "
+                   "as the config's exclude: patterns do.")
 @click.option("--force-exclude/--no-force-exclude", default=True,
-              help="Apply the config's exclude: patterns to files named on the command line "
-                   "too, as pre-commit names them [default: --force-exclude].")
+              help="Apply the exclude patterns (config and --exclude) to files named on the "
+                   "command line too, as pre-commit names them [default: --force-exclude].")
+@click.option("--gitignore/--no-gitignore", default=True,
+              help="Skip what git ignores (.gitignore, .git/info/exclude) when walking a "
+                   "directory [default: --gitignore].")
 def lint(
     paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, ...],
     fail_on: str | None, kubernetes_version: str | None, profile: str | None,
     config_path: str | None, disable: tuple[str, ...], select: tuple[str, ...],
     no_schema: bool, stdin_filename: str,
     color: str, policy_dirs: tuple[str, ...], jobs: int | None, cluster_path: str | None,
-    allow_empty: bool, force_exclude: bool,
+    allow_empty: bool, exclude: tuple[str, ...], force_exclude: bool, gitignore: bool,
 ) -> None:
     """Check manifests for preemption mistakes (files, directories, or - for stdin).
 
@@ -176,6 +182,7 @@ def lint(
                           profile, config_path, disable, no_schema, stdin_filename,
                           colour, jobs, policy_dirs, select, cluster_path,
                           allow_empty=allow_empty, force_exclude=force_exclude,
+                          exclude=exclude, gitignore=gitignore,
                           progress=sys.stderr if wanted(sys.stderr) else None)
     result = run_lint(request)
     for warning in result.warnings:
