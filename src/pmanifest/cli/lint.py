@@ -9,7 +9,7 @@ rendered, so an error never leaves a half-written report behind.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path as FsPath
 from typing import TYPE_CHECKING, NamedTuple, TextIO
@@ -18,6 +18,7 @@ from pmanifest.errors import ConfigError, InputError
 from pmanifest.io.reading import Identity
 from pmanifest.io.writing import STDOUT, Target, identity, plan_outputs, write_targets
 from pmanifest.kube.document import Finding
+from pmanifest.lint.baseline import Adoption
 from pmanifest.lint.config import Config, config_from, resolve_profile, resolve_rule
 from pmanifest.lint.engine import SEVERITY_RANK, LintOptions, once_per_run
 from pmanifest.lint.gate import empty_run
@@ -62,6 +63,9 @@ class LintRequest(NamedTuple):
     force_exclude: bool = True  # the config's `exclude:` applies to named paths too
     exclude: tuple[str, ...] = ()  # --exclude GLOB: also skipped, relative to the cwd
     gitignore: bool = True  # directory walks skip what git ignores
+    baseline: str | None = None  # --baseline FILE: report only what it does not hold
+    write_baseline: str | None = None  # --write-baseline FILE: record the findings there
+    no_baseline: bool = False  # --no-baseline: not the config's either
     progress: TextIO | None = None  # a terminal's stderr to draw a progress bar on
 
 
@@ -207,7 +211,9 @@ def _lint(request: LintRequest, config: Config) -> LintResult:
     check_paths(request.paths)
     run = _new_run(request, config)
     run.rules = sum(1 for rule_id in registry() if options.enabled(rule_id))
-    plan_outputs(output_targets(request.outputs), run.read)
+    adopted = Adoption.of(request.baseline, request.write_baseline, request.no_baseline,
+                          config.baseline)  # read before any manifest
+    plan_outputs([*output_targets(request.outputs), *adopted.targets()], run.read)
     exclude = Exclude(config.exclude, config.base_dir, request.force_exclude, request.exclude)
     inputs = mark_patches(list(_kept(iter_inputs(request.paths, request.stdin_filename,
                                                  exclude, request.gitignore), run, options)))
@@ -215,17 +221,20 @@ def _lint(request: LintRequest, config: Config) -> LintResult:
     run.findings = once_per_run(run.findings)
     if run.demands:
         run.findings = _with_input_findings(run, options)
+    run.findings, written, notes = adopted.apply(run.findings)
     threshold = SEVERITY_RANK[fail_on]
     failed = any(SEVERITY_RANK[f.severity] >= threshold for f in run.findings)
     if run.objects == 0 and not failed and not request.allow_empty:
         _nothing_checked(request, run, exclude)
-    stdout = _reports(request, run)
-    return LintResult(stdout, run.messages, summary_line(run.summary), 1 if failed else 0)
+    stdout = _reports(request, run, written)
+    summary = "\n".join([summary_line(run.summary), *notes])
+    return LintResult(stdout, run.messages, summary, 1 if failed else 0)
 
 
 def _new_run(request: LintRequest, config: Config) -> _Run:
     return _Run(_other_inputs(request, config),
-                to_files=any(o.path != STDOUT for o in request.outputs),
+                to_files=any(o.path != STDOUT for o in request.outputs)
+                or request.write_baseline is not None,
                 with_cluster=request.cluster is not None)
 
 
@@ -262,11 +271,12 @@ def _drained(items: list[FileRef | Source | Problem]) -> Iterator[FileRef | Sour
         yield items.pop()
 
 
-def _reports(request: LintRequest, run: _Run) -> str:
-    """Render every report of the run; write the files; return what goes to stdout."""
+def _reports(request: LintRequest, run: _Run, written: Mapping[Target, str]) -> str:
+    """Render every report of the run; write the files (with ``written``: the baseline);
+    return what goes to stdout."""
     summary = run.summary
     stdout = ""
-    reports: dict[Target, str] = {}
+    reports: dict[Target, str] = dict(written)
     for output in request.outputs:
         colour = request.colour and output.path == STDOUT
         text = reporter(output.format)(run.findings, summary, colour)

@@ -158,6 +158,14 @@ def schema() -> None:
 @click.option("--gitignore/--no-gitignore", default=True,
               help="Skip what git ignores (.gitignore, .git/info/exclude) when walking a "
                    "directory [default: --gitignore].")
+@click.option("--baseline", "baseline", default=None, metavar="FILE",
+              help="Report only findings this baseline does not hold, and what it holds that "
+                   "matches nothing any more [default: the config's baseline:].")
+@click.option("--no-baseline", is_flag=True, help="Report every finding, whatever the config's "
+                                                  "baseline: holds.")
+@click.option("--write-baseline", "write_baseline", default=None, metavar="FILE",
+              help="Record today's findings in FILE (by rule, file, object and path, not by "
+                   "line) and exit 0; lint with --baseline FILE then fails only on new ones.")
 def lint(
     paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, ...],
     fail_on: str | None, kubernetes_version: str | None, profile: str | None,
@@ -165,6 +173,7 @@ def lint(
     no_schema: bool, stdin_filename: str,
     color: str, policy_dirs: tuple[str, ...], jobs: int | None, cluster_path: str | None,
     allow_empty: bool, exclude: tuple[str, ...], force_exclude: bool, gitignore: bool,
+    baseline: str | None, no_baseline: bool, write_baseline: str | None,
 ) -> None:
     """Check manifests for preemption mistakes (files, directories, or - for stdin).
 
@@ -182,7 +191,8 @@ def lint(
                           profile, config_path, disable, no_schema, stdin_filename,
                           colour, jobs, policy_dirs, select, cluster_path,
                           allow_empty=allow_empty, force_exclude=force_exclude,
-                          exclude=exclude, gitignore=gitignore,
+                          exclude=exclude, gitignore=gitignore, baseline=baseline,
+                          write_baseline=write_baseline, no_baseline=no_baseline,
                           progress=sys.stderr if wanted(sys.stderr) else None)
     result = run_lint(request)
     for warning in result.warnings:

@@ -48,11 +48,12 @@ class Document(NamedTuple):
 
 
 class ObjectRef(NamedTuple):
-    """The Kubernetes object a finding is about (kind, name, namespace)."""
+    """The Kubernetes object a finding is about (kind, name, namespace, apiVersion)."""
 
     kind: str | None
     name: str | None
     namespace: str | None
+    api_version: str | None = None  # (a baseline tells objects by their API group too)
 
     def label(self) -> str:
         """``namespace/Kind/name`` (``(file)`` for what belongs to no object, like PM001)."""

@@ -21,6 +21,8 @@ Keys::
                                     # pmanifest.io/ignore annotation (each is reported, PM005)
     templates: my-templates/        # render: templates that override the built-in ones by
                                     # file name, relative to this file (--templates wins)
+    baseline: .pmanifest-baseline.json  # lint reports only findings it does not hold
+                                    # (relative to this file; --baseline wins)
 
 render reads the same file as lint: its profile, Kubernetes version and templates stand where
 the flags and the spec's ``cluster:`` say nothing (flags > spec > config > defaults).
@@ -29,6 +31,7 @@ the flags and the spec's ``cluster:`` say nothing (flags > spec > config > defau
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Mapping
 from pathlib import Path as FsPath
 from types import MappingProxyType
@@ -65,6 +68,7 @@ CONFIG_SCHEMA: dict[str, Any] = {
                   "additionalProperties": {"enum": list(ROLES)}},
         "inlineSuppressions": {"type": "boolean"},
         "templates": {"type": "string", "minLength": 1},
+        "baseline": {"type": "string", "minLength": 1},
     },
 }
 
@@ -93,6 +97,7 @@ class Config(NamedTuple):
     roles: tuple[tuple[str, str], ...] = ()  # (Kind or group/Kind, role) of pod templates
     inline_suppressions: bool = True  # honour ignore comments and annotations in manifests
     templates: str | None = None  # render's template directory (relative to the cwd)
+    baseline: str | None = None  # lint's baseline file (relative to the cwd)
 
 
 def config_from(config_path: str | None) -> Config:
@@ -191,8 +196,10 @@ def _parse(data: dict[str, Any], source: str, positions: Any, base: FsPath) -> C
             raise fail(f"templates directory {templates!r} not found (relative to "
                        f"{base or '.'})", "templates")
         templates = str(base / templates)
+    baseline = data.get("baseline")
     return Config(source, version, profile, fail_on, rules, tuple(exclude), base,
-                  tuple(policies), roles, data.get("inlineSuppressions", True), templates)
+                  tuple(policies), roles, data.get("inlineSuppressions", True), templates,
+                  None if baseline is None else os.path.relpath(base / baseline))
 
 
 def resolve_profile(name: str, config: Config) -> Profile:

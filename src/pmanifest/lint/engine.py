@@ -350,9 +350,10 @@ def _finding(doc: Document, rule: Rule, hit: Hit, pos: Pos, options: LintOptions
 def _object_ref(doc: Document) -> ObjectRef:
     """What a finding is about, its kind and namespace one string for every finding (a tree
     of 20,000 files can hold thousands of findings until the report)."""
-    kind, namespace = doc.kind, doc.namespace
+    kind, namespace, version = doc.kind, doc.namespace, doc.api_version
     return ObjectRef(None if kind is None else sys.intern(str(kind)), doc.name,
-                     None if namespace is None else sys.intern(str(namespace)))
+                     None if namespace is None else sys.intern(str(namespace)),
+                     None if version is None else sys.intern(str(version)))
 
 
 def once_per_run(findings: list[Finding]) -> list[Finding]:
