@@ -64,6 +64,7 @@ class LintRequest(NamedTuple):
     exclude: tuple[str, ...] = ()  # --exclude GLOB: also skipped, relative to the cwd
     gitignore: bool = True  # directory walks skip what git ignores
     baseline: str | None = None  # --baseline FILE: report only what it does not hold
+    fix: str | None = None  # "write" (--fix) or "diff" (--diff): see pmanifest.cli.fix
     write_baseline: str | None = None  # --write-baseline FILE: record the findings there
     no_baseline: bool = False  # --no-baseline: not the config's either
     progress: TextIO | None = None  # a terminal's stderr to draw a progress bar on
@@ -133,7 +134,7 @@ def run_lint(request: LintRequest) -> LintResult:
     Raises PmanifestError for exit-2 problems."""
     config = config_from(request.config_path)
     with user_policies(config, request.policies):
-        return _lint(request, config)
+        return lint_with(request, config)
 
 
 @contextlib.contextmanager
@@ -203,11 +204,20 @@ class _Run:
                           self.skipped, rules=self.rules, fragments=self.fragments)
 
 
-def _lint(request: LintRequest, config: Config) -> LintResult:
+class Collected(NamedTuple):
+    """A lint run's findings before the baseline and the reports: what ``--fix`` reads."""
+
+    run: _Run
+    options: LintOptions
+    exclude: Exclude
+    adopted: Adoption
+
+
+def collect(request: LintRequest, config: Config) -> Collected:
+    """Lint every input of ``request`` (outputs planned, the baseline read first)."""
     options = options_for(request, config)
     if any(o.format == "junit" for o in request.outputs):
         options = options._replace(record_objects=True)
-    fail_on = request.fail_on or config.fail_on or "error"
     check_paths(request.paths)
     run = _new_run(request, config)
     run.rules = sum(1 for rule_id in registry() if options.enabled(rule_id))
@@ -215,12 +225,20 @@ def _lint(request: LintRequest, config: Config) -> LintResult:
                           config.baseline)  # read before any manifest
     plan_outputs([*output_targets(request.outputs), *adopted.targets()], run.read)
     exclude = Exclude(config.exclude, config.base_dir, request.force_exclude, request.exclude)
+    keep = options.cluster is not None or request.fix is not None  # stdin, to read it again
     inputs = mark_patches(list(_kept(iter_inputs(request.paths, request.stdin_filename,
-                                                 exclude, request.gitignore), run, options)))
+                                                 exclude, request.gitignore), run, keep)))
     _lint_inputs(inputs, options, request, run)
     run.findings = once_per_run(run.findings)
     if run.demands:
         run.findings = _with_input_findings(run, options)
+    return Collected(run, options, exclude, adopted)
+
+
+def lint_with(request: LintRequest, config: Config) -> LintResult:
+    """The lint run ``request`` asks for, under ``config`` (user policies registered)."""
+    run, _, exclude, adopted = collect(request, config)
+    fail_on = request.fail_on or config.fail_on or "error"
     run.findings, written, notes = adopted.apply(run.findings)
     threshold = SEVERITY_RANK[fail_on]
     failed = any(SEVERITY_RANK[f.severity] >= threshold for f in run.findings)
@@ -289,10 +307,10 @@ def _reports(request: LintRequest, run: _Run, written: Mapping[Target, str]) -> 
 
 
 def _kept(items: Iterator[FileRef | Source | Problem], run: _Run,
-          options: LintOptions) -> Iterator[FileRef | Source | Problem]:
-    """The inputs, keeping what stdin held when --cluster may need to read it again."""
+          keep: bool) -> Iterator[FileRef | Source | Problem]:
+    """The inputs, keeping what stdin held when it is read again (--cluster, --diff)."""
     for item in items:
-        if options.cluster is not None and isinstance(item, Source):
+        if keep and isinstance(item, Source):
             run.stdin[item.name] = item.raw
         yield item
 

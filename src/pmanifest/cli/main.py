@@ -166,6 +166,10 @@ def schema() -> None:
 @click.option("--write-baseline", "write_baseline", default=None, metavar="FILE",
               help="Record today's findings in FILE (by rule, file, object and path, not by "
                    "line) and exit 0; lint with --baseline FILE then fails only on new ones.")
+@click.option("--fix", is_flag=True, help="Write every safe fix into its file (only the "
+                                          "edited bytes change), then report what is left.")
+@click.option("--diff", is_flag=True, help="Print the diff --fix would make, write nothing; "
+                                           "exit 1 when there is one.")
 def lint(
     paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, ...],
     fail_on: str | None, kubernetes_version: str | None, profile: str | None,
@@ -173,7 +177,8 @@ def lint(
     no_schema: bool, stdin_filename: str,
     color: str, policy_dirs: tuple[str, ...], jobs: int | None, cluster_path: str | None,
     allow_empty: bool, exclude: tuple[str, ...], force_exclude: bool, gitignore: bool,
-    baseline: str | None, no_baseline: bool, write_baseline: str | None,
+    baseline: str | None, no_baseline: bool, write_baseline: str | None, fix: bool,
+    diff: bool,
 ) -> None:
     """Check manifests for preemption mistakes (files, directories, or - for stdin).
 
@@ -193,8 +198,14 @@ def lint(
                           allow_empty=allow_empty, force_exclude=force_exclude,
                           exclude=exclude, gitignore=gitignore, baseline=baseline,
                           write_baseline=write_baseline, no_baseline=no_baseline,
+                          fix="diff" if diff else "write" if fix else None,
                           progress=sys.stderr if wanted(sys.stderr) else None)
-    result = run_lint(request)
+    if request.fix is not None:
+        from pmanifest.cli.fix import run_fixes
+
+        result = run_fixes(request)
+    else:
+        result = run_lint(request)
     for warning in result.warnings:
         click.echo(warning, err=True)
     echo(result.stdout, nl=False, color=colour or None)  # the findings, then the summary
