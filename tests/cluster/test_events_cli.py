@@ -197,7 +197,7 @@ def test_one_open_bound_and_no_timed_event_is_a_report(runner: CliRunner, tmp_pa
     """--since (or --until) alone with no usable timestamp: the window stays open on one side
     (this was an AssertionError, exit 3)."""
     (tmp_path / "read.json").write_text(json.dumps({"node_lifecycle_events": [
-        {"node_name": "gpu-preemptible-dp-1", "reason": "gpu-preemptible-dp-1"}]}))
+        {"node_name": "gpu-preemptible-dp-1", "reason": P}]}))
     result = runner.invoke(main, ["cluster", "events", "read.json", bound,
                                   "2025-01-01T00:00:00Z"])
     assert (result.exit_code, result.stderr) == (0, "")
@@ -306,6 +306,12 @@ def test_kubectl_count_and_event_time(runner: CliRunner, tmp_path: Path) -> None
     payload = json.loads(events(runner, "ev.json", "--format", "json").stdout)
     assert payload["nodes"][0]["events"][0]["time"] == "2025-03-04T10:00:00.123456Z"
     assert any("seen 3 times by Kubernetes; counted once" in n for n in payload["notes"])
+    # the Pod's event is counted, not taken for the node's
+    assert payload["sources"][0]["others"] == {
+        "TogetherPreemptionNotified about Pods (their node's own event counts)": 1}
+    nameless = {**item, "involvedObject": {"kind": "Node"}}
+    (tmp_path / "ev.json").write_text(json.dumps({"kind": "List", "items": [nameless]}))
+    payload = json.loads(events(runner, "ev.json", "--format", "json").stdout)
     assert any(n.startswith("ev.json:1: TogetherPreemptionNotified not about a named Node")
                for n in payload["notes"])
 

@@ -92,6 +92,9 @@ def cluster_events(
 ) -> None:
     """Preemption history from saved cluster reads or `kubectl get events -o json`.
 
+    Reads the preemption notices of Together, Karpenter, GKE and AKS; every other event is
+    counted in the report, and node events it does not know are listed, never dropped.
+
     Prints preemptions per node and overall, the observed window, the mean time between
     preemptions per node, and the checkpoint interval that minimises lost work for a job on
     --nodes preemptible nodes (Young/Daly), with the GPU time it loses and whether the

@@ -7,8 +7,10 @@ import math
 from datetime import UTC, datetime
 from typing import Any
 
-from pmanifest.cluster.events import CLUSTER_READ, KUBECTL, PREEMPTED
-from pmanifest.cluster.history import LOWER_BOUND, History, NodeHistory, Sizing, plural
+from pmanifest.cluster.events import CLUSTER_READ, KUBECTL
+from pmanifest.cluster.history import LOWER_BOUND, History, NodeHistory, Sizing
+from pmanifest.cluster.merging import plural
+from pmanifest.cluster.reasons import PREEMPTION
 from pmanifest.io.text import PIPE_WIDTH, wrap
 
 
@@ -61,6 +63,12 @@ def _header(found: History) -> list[str]:
         if s.kind == CLUSTER_READ:
             detail += f"; time field: {s.time_field or 'none found'}"
         lines.append(f"source: {s.file} ({detail})")
+        if s.others:
+            lines.append("  also read, not counted: " + "; ".join(f"{n} {what}"
+                                                               for what, n in s.others))
+        if s.unknown:
+            lines.append("  not understood, not counted: " + ", ".join(
+                f"{reason} x{n}" for reason, n in s.unknown))
         if s.desired_preemptible_gpus is not None or s.allocated_preemptible_gpus is not None:
             lines.append(f"  preemptible GPUs: target {_or_dash(s.desired_preemptible_gpus)}, "
                          f"allocated {_or_dash(s.allocated_preemptible_gpus)}")
@@ -92,7 +100,7 @@ def _table(nodes: tuple[NodeHistory, ...]) -> list[str]:
 
 def _first_preempted(node: NodeHistory) -> str:
     for event in node.events:
-        if event.reason == PREEMPTED:
+        if event.kind == PREEMPTION:
             return stamp(event.time) or "(no usable time)"
     return "-"
 
@@ -164,7 +172,8 @@ def _budget(s: Sizing) -> str:
 
 def json_text(found: History, sized: Sizing) -> str:
     payload = {
-        "sources": [{"file": s.file, "kind": s.kind, "events": len(s.events),
+        "sources": [{"file": s.file, "kind": s.kind, "events": len(s.events), "read": s.read,
+                     "others": dict(s.others), "notUnderstood": dict(s.unknown),
                      "timeField": s.time_field,
                      "desiredPreemptibleGpus": s.desired_preemptible_gpus,
                      "allocatedPreemptibleGpus": s.allocated_preemptible_gpus,
@@ -181,6 +190,7 @@ def json_text(found: History, sized: Sizing) -> str:
         "basis": found.basis,
         "sizing": _sizing_json(sized),
         "notes": list(found.notes),
+        "folded": dict(found.folded),
     }
     return json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
 
@@ -188,7 +198,8 @@ def json_text(found: History, sized: Sizing) -> str:
 def _node_json(n: NodeHistory) -> dict[str, Any]:
     return {"node": n.node, "compute": n.compute, "preemptions": n.preemptions,
             "observedSeconds": _seconds(n.observed),
-            "events": [{"reason": e.reason, "time": stamp(e.time), "at": e.where}
+            "events": [{"reason": e.reason, "kind": e.kind, "time": stamp(e.time),
+                        "at": e.where}
                        for e in n.events]}
 
 
