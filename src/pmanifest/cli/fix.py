@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from pmanifest.cli.lint import (
     LintRequest,
     LintResult,
+    adoption,
     collect,
     lint_with,
     output_targets,
@@ -34,7 +35,6 @@ from pmanifest.io.writing import (
     write_targets,
 )
 from pmanifest.kube.document import Finding
-from pmanifest.lint.baseline import Adoption
 from pmanifest.lint.engine import lint_file
 from pmanifest.lint.fixes import Fixed, fix_file
 
@@ -58,9 +58,9 @@ def run_fix(request: LintRequest, config: Config) -> LintResult:
         raise ConfigError("--fix writes the fixed files back; stdin has none: use --diff to "
                           "see the fixes")
     # what the report after the fixes will refuse is refused before any file is fixed
-    adopted = Adoption.of(request.baseline, request.write_baseline, request.no_baseline,
-                          config.baseline)
-    plan_outputs([*output_targets(request.outputs), *adopted.targets()], {})
+    adopted = adoption(request, config)
+    plan_outputs([*output_targets(request.outputs),
+                  *(adopted.targets() if adopted else [])], {})
     found = collect(request._replace(write_baseline=None, no_baseline=True, baseline=None),
                     config)
     # no report may go over a file the run read (collected since: --output makes it so)

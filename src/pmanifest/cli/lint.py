@@ -18,7 +18,6 @@ from pmanifest.errors import ConfigError, InputError
 from pmanifest.io.reading import Identity
 from pmanifest.io.writing import STDOUT, Target, identity, plan_outputs, write_targets
 from pmanifest.kube.document import Finding
-from pmanifest.lint.baseline import Adoption
 from pmanifest.lint.config import Config, config_from, resolve_profile, resolve_rule
 from pmanifest.lint.engine import SEVERITY_RANK, LintOptions, once_per_run
 from pmanifest.lint.gate import empty_run
@@ -33,6 +32,7 @@ from pmanifest.rules import registry
 if TYPE_CHECKING:  # a run without --cluster reads no cluster request and no GPU demand
     from pmanifest.cluster.demand import Demand
     from pmanifest.cluster.request import ClusterRequest
+    from pmanifest.lint.baseline import Adoption
 
 
 class Output(NamedTuple):
@@ -210,7 +210,18 @@ class Collected(NamedTuple):
     run: _Run
     options: LintOptions
     exclude: Exclude
-    adopted: Adoption
+    adopted: Adoption | None  # the baseline read or written (None: no baseline)
+
+
+def adoption(request: LintRequest, config: Config) -> Adoption | None:
+    """The run's baseline (pmanifest.lint.baseline), read now; None when it has none."""
+    configured = None if request.no_baseline else config.baseline
+    if request.baseline is None and request.write_baseline is None and configured is None:
+        return None  # (the baseline module is not even loaded)
+    from pmanifest.lint.baseline import Adoption
+
+    return Adoption.of(request.baseline, request.write_baseline, request.no_baseline,
+                       config.baseline)
 
 
 def collect(request: LintRequest, config: Config) -> Collected:
@@ -221,9 +232,9 @@ def collect(request: LintRequest, config: Config) -> Collected:
     check_paths(request.paths)
     run = _new_run(request, config)
     run.rules = sum(1 for rule_id in registry() if options.enabled(rule_id))
-    adopted = Adoption.of(request.baseline, request.write_baseline, request.no_baseline,
-                          config.baseline)  # read before any manifest
-    plan_outputs([*output_targets(request.outputs), *adopted.targets()], run.read)
+    adopted = adoption(request, config)  # read before any manifest
+    plan_outputs([*output_targets(request.outputs),
+                  *(adopted.targets() if adopted else [])], run.read)
     exclude = Exclude(config.exclude, config.base_dir, request.force_exclude, request.exclude)
     keep = options.cluster is not None or request.fix is not None  # stdin, to read it again
     inputs = mark_patches(list(_kept(iter_inputs(request.paths, request.stdin_filename,
@@ -239,7 +250,10 @@ def lint_with(request: LintRequest, config: Config) -> LintResult:
     """The lint run ``request`` asks for, under ``config`` (user policies registered)."""
     run, _, exclude, adopted = collect(request, config)
     fail_on = request.fail_on or config.fail_on or "error"
-    run.findings, written, notes = adopted.apply(run.findings)
+    written: dict[Target, str] = {}
+    notes: list[str] = []
+    if adopted is not None:
+        run.findings, written, notes = adopted.apply(run.findings)
     threshold = SEVERITY_RANK[fail_on]
     failed = any(SEVERITY_RANK[f.severity] >= threshold for f in run.findings)
     if run.objects == 0 and not failed and not request.allow_empty:

@@ -26,11 +26,13 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path as FsPath
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from pmanifest.errors import InputError
 from pmanifest.io.reading import Identity, Unreadable, identity_of, read_limited, read_stream
-from pmanifest.lint.gitignored import GitIgnored
+
+if TYPE_CHECKING:
+    from pmanifest.lint.gitignored import GitIgnored
 
 SUFFIXES = (".yaml", ".yml")
 
@@ -110,7 +112,11 @@ def iter_inputs(
     walks skip what git ignores (``gitignore``)."""
     if exclude is None:
         exclude = Exclude()
-    ignored = GitIgnored() if gitignore else None
+    ignored: GitIgnored | None = None
+    if gitignore and any(p != "-" and os.path.isdir(p) for p in paths):
+        from pmanifest.lint.gitignored import GitIgnored  # only for directory walks
+
+        ignored = GitIgnored()
     skipped = set(exclude.named_excluded(paths))
     for path in paths:
         if path in skipped:
