@@ -113,3 +113,10 @@ def test_what_cannot_be_placed_exactly_is_refused(text: str, path: tuple[str | i
                                                  value: Any, reason: str) -> None:
     with pytest.raises(Unplaceable, match=reason):
         fixed(text, path, value)
+
+
+def test_a_document_only_pythons_parser_reads_is_refused_not_crashed() -> None:
+    text = 'name: "\\ud83d\\ude00"\ng: 900\n'  # a JSON surrogate pair: libyaml refuses it
+    assert data(text)[0]["name"] == "\U0001f600"
+    with pytest.raises(Unplaceable, match="cannot be read for editing"):
+        fixed(text, ("g",), 300, line=2)

@@ -22,6 +22,8 @@ import itertools
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+import yaml
+
 from pmanifest.kube.document import Finding
 from pmanifest.lint.fixplace import MISSING, Edit, Layout, Unplaceable, place, remove, same
 from pmanifest.loader.documents import YamlProblem, load_single
@@ -109,8 +111,13 @@ def apply_fix(text: str, finding: Finding) -> str:
     if _is_json(chunk.text):
         raise Unplaceable("the document is JSON (one flow collection); edit it by hand")
     data = _data(chunk.text)
-    layout = Layout(text, spans(chunk.text, chunk.offset), aliased(chunk.text))
-    path = (*_object_prefix(layout, data, _offset(text, finding.line)), *fix.path)
+    try:
+        layout = Layout(text, spans(chunk.text, chunk.offset), aliased(chunk.text))
+    except yaml.YAMLError:  # what only PyYAML's own parser reads (JSON's surrogate pairs)
+        raise Unplaceable("the document cannot be read for editing (an escape libyaml "
+                          "refuses); edit it by hand") from None
+    at = _offset(text, finding.line) + finding.column - 1  # (columns count characters)
+    path = (*_object_prefix(layout, data, at), *fix.path)
     parent = _get(data, path[:-1])
     if not isinstance(parent, dict):
         raise Unplaceable(f"{dotted(path[:-1]) or 'the object'} is not a mapping")
@@ -186,13 +193,13 @@ def _get(data: Any, path: Path) -> Any:
 
 def _object_prefix(layout: Layout, data: Any, offset: int) -> Path:
     """Where the finding's object is in its document: the root, or the ``items`` entry of a
-    ``kind: List`` that holds ``offset`` (Lists in Lists too)."""
+    ``kind: List`` that holds ``offset``, the finding's place (Lists in Lists too; two items
+    may share a line in flow style)."""
     prefix: Path = ()
     while isinstance(data, dict) and str(data.get("kind", "")).endswith("List") \
             and isinstance(data.get("items"), list):
         spans_of = layout.children.get((*prefix, "items"), [])
-        inside = [i for i, (_, span) in enumerate(spans_of)
-                  if layout.text.rfind("\n", 0, span.start) + 1 <= offset <= span.end]
+        inside = [i for i, (_, span) in enumerate(spans_of) if span.start <= offset <= span.end]
         if not inside:
             raise Unplaceable("the List item the finding is about is not written here")
         prefix = (*prefix, "items", inside[-1])
