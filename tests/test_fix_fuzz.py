@@ -6,6 +6,8 @@ parse, hold the fixed values, and are fixed no further by a second pass."""
 from __future__ import annotations
 
 import copy
+import difflib
+import re
 from typing import Any
 
 import yaml
@@ -101,3 +103,13 @@ def test_fix_never_raises_and_holds_what_it_says(drops: list[tuple[int, tuple[An
     left = {(f.rule, f.path) for f in _relint(fixed.raw) if f.fix is not None}
     assert left <= {(f.rule, f.path) for f, _ in fixed.skipped}
     assert fix_file(fixed.raw, _relint(fixed.raw), _relint).raw == fixed.raw
+    # every byte outside the edits is the same: what was taken out is at most a value
+    before, after_tokens = _tokens(raw.decode()), _tokens(fixed.raw.decode())
+    for tag, i1, i2, _, _ in difflib.SequenceMatcher(None, before, after_tokens,
+                                                     autojunk=False).get_opcodes():
+        assert tag in ("equal", "insert") or not any(
+            c in "".join(before[i1:i2]) for c in "#\n:{}[],&*"), before[i1:i2]
+
+
+def _tokens(text: str) -> list[str]:
+    return re.findall(r"[\w./-]+|[ \t]+|.|\n", text)
