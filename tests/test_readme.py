@@ -70,6 +70,8 @@ SUBSTITUTIONS: list[tuple[str, str | None, str]] = [
 EXIT_CODES: list[tuple[str, int, str]] = [
     (r"^pmanifest cluster check examples/cluster/create-command-mistakes\.sh( +#.*)?$", 1,
      "the example's mistakes are what the README shows: findings, exit 1"),
+    (r"^pmanifest lint examples/lint/ --diff( +#.*)?$", 1,
+     "the example's fixes are what the README shows: a diff, exit 1"),
 ]
 
 

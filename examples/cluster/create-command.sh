@@ -1,4 +1,4 @@
-# The seed's create command, saved as it was run (pmanifest cluster check reads it as a request;
+# The documented create command, saved as it was run (pmanifest cluster check reads it as a request;
 # positions in findings point into this file).
 tg beta clusters create \
   --name my-cluster \

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
@@ -17,9 +18,11 @@ READ = "examples/cluster/cluster-read.json"
 KUBECTL = "examples/cluster/kubectl-events.json"
 
 EXPECTED_READ = """\
-source: examples/cluster/cluster-read.json (cluster read, 11 events; time field: timestamp)
+source: examples/cluster/cluster-read.json (cluster read, 11 events; time field:
+  timestamp)
   preemptible GPUs: target 32, allocated 24
-window: 2025-03-02T06:12:40Z to 2025-03-04T14:02:09Z (55.8 h, the events' own span)
+window: 2025-03-02T06:12:40Z to 2025-03-04T14:02:09Z (55.8 h, the events' own
+  span)
 
 node                      compute      preemptions  observed  preempted at
 gpu-preemptible-dp-4k7xq  preemptible            1    41.1 h  2025-03-03T23:19:45Z
@@ -32,32 +35,38 @@ gpu-preemptible-dp-t8b1m  preemptible            0     9.1 h  -
 preemptions: 4 on 4 nodes; 289.7 preemptible node-hours observed
 mean time between preemptions per node: 72.4 h
 
-checkpoint sizing: a 90 s checkpoint, a job on 4 preemptible nodes, profile together
-  drain window: fits (90 s of 290 s: grace period cap 300 s - supervisor margin 10 s); a \
-checkpoint at the notice keeps the work
+checkpoint sizing: a 90 s checkpoint, a job on 4 preemptible nodes, profile
+  together
+  drain window: fits (90 s of 290 s: grace period cap 300 s - supervisor margin
+    10 s); a checkpoint at the notice keeps the work
   mean time between interruptions of the job: 18.1 h (per node / 4)
   periodic checkpoint: every 57 min (Young/Daly: sqrt(2 x 90 s x 18.1 h))
-  expected GPU time lost: 5.2 % (checkpoints and work done again; restart time not counted)
+  expected GPU time lost: 5.2 % (checkpoints and work done again; restart time
+    not counted)
   (periodic checkpoints bound the loss when a checkpoint at the notice fails)
 
 notes:
-  - 2 live preemptible nodes without an event in the window (allocated_preemptible_gpus 24 \
-in examples/cluster/cluster-read.json, 8 GPUs a node) counted as up all along
-  - the mean rests on 4 preemptions: it is rough (its relative error is about 1/sqrt(4))
-  - the API keeps node_lifecycle_events for 72 hours and this window is 55.8 h: save reads \
-regularly and pass them together for a longer history
+  - 2 live preemptible nodes without an event in the window
+    (allocated_preemptible_gpus 24 in examples/cluster/cluster-read.json, 8 GPUs
+    a node) counted as up all along
+  - the mean rests on 4 preemptions: it is rough (its relative error is about
+    1/sqrt(4))
+  - the API keeps node_lifecycle_events for 72 hours and this window is 55.8 h:
+    save reads regularly and pass them together for a longer history
 """
 
 
 @pytest.fixture
 def in_repo(monkeypatch: pytest.MonkeyPatch) -> CliRunner:
     monkeypatch.chdir(ROOT)
+    monkeypatch.delenv("COLUMNS", raising=False)  # a pipe: prose is wrapped to 80 columns
     return CliRunner()
 
 
 @pytest.fixture
 def runner(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> CliRunner:
     monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("COLUMNS", raising=False)
     return CliRunner()
 
 
@@ -150,9 +159,10 @@ no node events
 preemptions: 0 on 0 nodes; 0.0 preemptible node-hours observed
 mean time between preemptions per node: cannot be estimated (see notes)
 
-checkpoint sizing: a 90 s checkpoint, a job on 1 preemptible node, profile together
-  drain window: fits (90 s of 290 s: grace period cap 300 s - supervisor margin 10 s); a \
-checkpoint at the notice keeps the work
+checkpoint sizing: a 90 s checkpoint, a job on 1 preemptible node, profile
+  together
+  drain window: fits (90 s of 290 s: grace period cap 300 s - supervisor margin
+    10 s); a checkpoint at the notice keeps the work
   periodic checkpoint: needs a mean time between preemptions
 
 notes:
@@ -187,7 +197,7 @@ def test_one_open_bound_and_no_timed_event_is_a_report(runner: CliRunner, tmp_pa
     """--since (or --until) alone with no usable timestamp: the window stays open on one side
     (this was an AssertionError, exit 3)."""
     (tmp_path / "read.json").write_text(json.dumps({"node_lifecycle_events": [
-        {"node_name": "gpu-preemptible-dp-1", "reason": "gpu-preemptible-dp-1"}]}))
+        {"node_name": "gpu-preemptible-dp-1", "reason": P}]}))
     result = runner.invoke(main, ["cluster", "events", "read.json", bound,
                                   "2025-01-01T00:00:00Z"])
     assert (result.exit_code, result.stderr) == (0, "")
@@ -239,7 +249,7 @@ def test_no_timestamp_at_all(runner: CliRunner, tmp_path: Path) -> None:
     assert result.exit_code == 0
     assert "window: none (no usable timestamp)\n" in result.stdout
     assert ("read.json: no field of node_lifecycle_events holds an RFC 3339 time; name it "
-            "with --time-field") in result.stdout
+            "with --time-field") in " ".join(result.stdout.split())  # wrapped to 80 columns
     assert "no event has a usable timestamp: counts only, no mean time" in result.stdout
     assert "72 hours" not in result.stdout
 
@@ -296,6 +306,12 @@ def test_kubectl_count_and_event_time(runner: CliRunner, tmp_path: Path) -> None
     payload = json.loads(events(runner, "ev.json", "--format", "json").stdout)
     assert payload["nodes"][0]["events"][0]["time"] == "2025-03-04T10:00:00.123456Z"
     assert any("seen 3 times by Kubernetes; counted once" in n for n in payload["notes"])
+    # the Pod's event is counted, not taken for the node's
+    assert payload["sources"][0]["others"] == {
+        "TogetherPreemptionNotified about Pods (their node's own event counts)": 1}
+    nameless = {**item, "involvedObject": {"kind": "Node"}}
+    (tmp_path / "ev.json").write_text(json.dumps({"kind": "List", "items": [nameless]}))
+    payload = json.loads(events(runner, "ev.json", "--format", "json").stdout)
     assert any(n.startswith("ev.json:1: TogetherPreemptionNotified not about a named Node")
                for n in payload["notes"])
 
@@ -340,8 +356,12 @@ def test_named_fields_and_unix_seconds(runner: CliRunner, tmp_path: Path) -> Non
 
 
 def _drain_line(result: Result) -> str:
+    """The drain window's line of the report, its wrapped continuation lines joined."""
     assert result.exit_code == 0, result.stderr
-    return next(line for line in result.stdout.splitlines() if "drain window" in line)
+    lines = result.stdout.splitlines()
+    at = next(i for i, line in enumerate(lines) if "drain window" in line)
+    rest = itertools.takewhile(lambda line: line.startswith("    "), lines[at + 1:])
+    return " ".join([lines[at], *(line.strip() for line in rest)])
 
 
 @pytest.mark.parametrize(("args", "line"), [
@@ -416,15 +436,16 @@ workloads:
 def test_spec_gives_checkpoint_and_nodes(in_repo: CliRunner) -> None:
     result = events(in_repo, READ, "--spec", "examples/finetune-sigterm.yaml")
     assert result.exit_code == 0, result.stderr
-    assert ("checkpoint sizing: a 90 s checkpoint, a job on 1 preemptible node, profile "
-            "together\n  from examples/finetune-sigterm.yaml, workload finetune: "
-            "checkpoint.expectedSeconds 90; one pod per run\n") in result.stdout
+    assert ("checkpoint sizing: a 90 s checkpoint, a job on 1 preemptible node, profile\n"
+            "  together\n  from examples/finetune-sigterm.yaml, workload finetune:\n"
+            "    checkpoint.expectedSeconds 90; one pod per run\n") in result.stdout
     torchrun = events(in_repo, READ, "--spec", "examples/distributed-torchrun.yaml",
                       "--format", "json")
     sizing = json.loads(torchrun.stdout)["sizing"]
     assert (sizing["checkpointSeconds"], sizing["nodes"]) == (90, 4)
     assert sizing["from"] == ("examples/distributed-torchrun.yaml, workload trainer: no "
-                              "checkpoint.expectedSeconds: the seed's 90 s; "
+                              "checkpoint.expectedSeconds: 90 s, about what a checkpoint "
+                              "of a ~10B-parameter model takes; "
                               "distributed.maxNodes 4")
     # the same figures as the flags give, but the spec's grace period (240 s, not the cap)
     flags = events(in_repo, READ, "--nodes", "4", "--format", "json")

@@ -13,9 +13,10 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "cluster"
 
 
 @pytest.mark.parametrize("version", ["1.25", "1.31", "1.37"])
-def test_kubectl_events_example_is_a_valid_v1_event_list(version: str) -> None:
+@pytest.mark.parametrize("name", sorted(p.name for p in EXAMPLES.glob("*events.json")))
+def test_kubectl_events_example_is_a_valid_v1_event_list(version: str, name: str) -> None:
     """Every item passes the strict core/v1 Event schema shipped by kubernetes-validate."""
-    payload = json.loads((EXAMPLES / "kubectl-events.json").read_text())
+    payload = json.loads((EXAMPLES / name).read_text())
     assert (payload["apiVersion"], payload["kind"]) == ("v1", "List")
     for item in payload["items"]:
         assert (item["apiVersion"], item["kind"]) == ("v1", "Event")
@@ -23,7 +24,7 @@ def test_kubectl_events_example_is_a_valid_v1_event_list(version: str) -> None:
 
 
 def test_cluster_read_example_uses_only_documented_fields_and_the_two_assumed_ones() -> None:
-    """The seed documents desired/allocated_preemptible_gpus, status and
+    """Together documents desired/allocated_preemptible_gpus, status and
     node_lifecycle_events[].reason; the API reference the rest of the top level. Each event's
     node_name and timestamp are the two assumptions (see examples/cluster/README.md)."""
     payload = json.loads((EXAMPLES / "cluster-read.json").read_text())

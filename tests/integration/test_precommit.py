@@ -149,3 +149,34 @@ def test_render_check_hook_tells_drift_from_no_drift(
     result = run(command, tmp_path, env, timeout=INSTALL_TIMEOUT)
     assert result.returncode == 1, result.stdout + result.stderr
     assert "-  replicas: 7\n+  replicas: 3" in result.stdout
+
+
+def test_a_karpenter_repository_passes_its_own_hooks(
+    hooks_repo: Path, tmp_path: Path, pre_commit_home: Path
+) -> None:
+    """One config file: render (here and in the render-check hook) makes what the lint hook
+    passes, Karpenter's label and 120 s cap instead of the default profile's."""
+    env = clean_env(tmp_path, PRE_COMMIT_HOME=str(pre_commit_home))
+    rev = run(["git", "rev-parse", "HEAD"], hooks_repo, env).stdout.strip()
+    run(["git", "init", "-q"], tmp_path, env)
+    (tmp_path / ".pmanifest.yaml").write_text('profile: karpenter\nkubernetesVersion: "1.33"\n')
+    (tmp_path / "deploy").mkdir()
+    (tmp_path / "deploy" / "spec.yaml").write_text(
+        (ROOT / "examples" / "finetune-sigterm.yaml").read_text()
+        .replace("      gracePeriodSeconds: 300\n", ""))  # the profile's cap, whatever it is
+    rendered = run([tool("pmanifest"), "render", "-f", "spec.yaml", "-O", "rendered.yaml"],
+                   tmp_path / "deploy", env)
+    assert (rendered.returncode, rendered.stderr) == (0, "")
+    text = (tmp_path / "deploy" / "rendered.yaml").read_text()
+    assert "karpenter.sh/capacity-type: spot" in text
+    assert "terminationGracePeriodSeconds: 120" in text
+    (tmp_path / ".pre-commit-config.yaml").write_text(
+        f"repos:\n  - repo: {hooks_repo}\n    rev: {rev}\n    hooks:\n"
+        "      - id: pmanifest-lint\n        args: [--fail-on, info]\n"
+        "      - id: pmanifest-render-check\n"
+        "        args: [deploy/rendered.yaml, -f, deploy/spec.yaml]\n")
+    run(["git", "add", "."], tmp_path, env)
+    result = run([tool("pre-commit"), "run", "--all-files"], tmp_path, env,
+                 timeout=INSTALL_TIMEOUT)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.count("Passed") == 2

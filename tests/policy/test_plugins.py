@@ -81,7 +81,9 @@ def test_a_module_plugin_registers_rules_like_the_builtins(install: Callable[...
     explained = CliRunner().invoke(main, ["explain", "no-latest-tag"])
     assert explained.exit_code == 0
     assert explained.stdout.startswith(
-        "ACMEPY001 no-latest-tag (warning)\n\nImages are pinned.\n\nApplies to:\n  every pod "
+        "ACMEPY001 no-latest-tag (warning)\n\nImages are pinned.\n\nApplies to:\n  every pod ")
+    assert " ".join(explained.stdout.split()).startswith(  # (wrapped to the width)
+        "ACMEPY001 no-latest-tag (warning) Images are pinned. Applies to: every pod "
         "template: of the core workload kinds (Pod, Job, CronJob, Deployment, StatefulSet, "
         "ReplicaSet, ReplicationController, DaemonSet, PodTemplate), ")
 

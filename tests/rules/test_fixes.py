@@ -11,10 +11,12 @@ import yaml
 
 from pmanifest.kube.document import Finding, Fix
 from pmanifest.lint.engine import LintOptions, lint_bytes
+from pmanifest.loader.positions import dotted
 from tests.rules.test_cases import _case_files
 
-FIXING = {"PM201", "PM402"}  # rules whose checks propose a fix (at least these; a new rule's
-# fixes are checked on its own cases without a change here)
+# rules whose checks propose a fix (at least these; a new rule's fixes are checked on its own
+# cases without a change here)
+FIXING = {"PM102", "PM103", "PM201", "PM401", "PM402"}
 
 
 def _applied(data: Any, fix: Fix) -> Any:
@@ -61,6 +63,10 @@ def test_every_fix_removes_its_finding() -> None:
         for finding in (f for f in found if f.fix is not None):
             after = _lint(_applied(data, finding.fix), rules, profile)
             assert (finding.rule, finding.path) not in {(f.rule, f.path) for f in after}, name
+            # nor anywhere else in what the fix wrote into (one object's pod, or Job spec)
+            within = dotted(finding.fix.path[:-1])
+            assert not [f for f in after if f.rule == finding.rule and (
+                f.path == within or f.path.startswith((within + ".", within + "[")))], name
             assert {f.message for f in after if f.rule == "PM002"} <= \
                 {f.message for f in found if f.rule == "PM002"}, name
             fixed.add(finding.rule)
@@ -87,3 +93,107 @@ def test_the_fixes_say_what_to_write() -> None:
         ("PM402", Fix((*pod, "restartPolicy"), "Never")),  # not set: the only value allowed
         ("PM201", Fix((*pod, "terminationGracePeriodSeconds"), 15)),  # the gke profile's cap
     ]
+
+
+def test_the_placement_fix_merges_into_the_pods_affinity() -> None:
+    data = yaml.safe_load(textwrap.dedent("""\
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata: {name: api}
+        spec:
+          selector: {matchLabels: {app: api}}
+          template:
+            metadata: {labels: {app: api}}
+            spec:
+              affinity:
+                podAntiAffinity: {preferredDuringSchedulingIgnoredDuringExecution: []}
+                nodeAffinity:
+                  requiredDuringSchedulingIgnoredDuringExecution:
+                    nodeSelectorTerms:
+                      - matchExpressions: [{key: zone, operator: In, values: [a]}]
+                      - matchExpressions:
+                          - {key: karpenter.sh/capacity-type, operator: NotIn, values: [spot]}
+                      - matchFields: [{key: metadata.name, operator: In, values: [n1]}]
+              containers: [{name: api, image: api:1}]
+        """))
+    [finding] = _lint(data, {"PM102"}, "karpenter")
+    excluded = {"key": "karpenter.sh/capacity-type", "operator": "NotIn", "values": ["spot"]}
+    affinity = data["spec"]["template"]["spec"]["affinity"]
+    terms = affinity["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
+        "nodeSelectorTerms"]
+    assert finding.fix == Fix(("spec", "template", "spec", "affinity"), {
+        "podAntiAffinity": affinity["podAntiAffinity"],  # kept as it is
+        "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [
+                {"matchExpressions": [*terms[0]["matchExpressions"], excluded]},
+                terms[1],  # already closed: left alone
+                {**terms[2], "matchExpressions": [excluded]},
+            ]}}})
+    # a term that asks for the preemptible nodes by name is the author's call: no fix
+    terms[0]["matchExpressions"] = [{"key": "karpenter.sh/capacity-type", "operator": "In",
+                                     "values": ["spot", "on-demand"]}]
+    [finding] = _lint(data, {"PM102"}, "karpenter")
+    assert finding.fix is None
+
+
+def test_the_failure_policy_fix_puts_its_rule_first() -> None:
+    job = yaml.safe_load(textwrap.dedent("""\
+        apiVersion: batch/v1
+        kind: Job
+        metadata: {name: train}
+        spec:
+          template:
+            spec:
+              restartPolicy: Never
+              nodeSelector: {together.ai/compute-class: preemptible}
+              containers: [{name: main, image: busybox}]
+        """))
+    ignore = {"action": "Ignore",
+              "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}]}
+    [finding] = _lint(job, {"PM401"}, "together")
+    assert finding.fix == Fix(("spec", "podFailurePolicy"), {"rules": [ignore]})
+    other = {"action": "FailJob", "onExitCodes": {"operator": "In", "values": [42]}}
+    job["spec"]["podFailurePolicy"] = {"rules": [other]}
+    [finding] = _lint(job, {"PM401"}, "together")
+    assert finding.fix == Fix(("spec", "podFailurePolicy", "rules"), [ignore, other])
+    # an earlier rule that acts on preemptions is the author's call: reported, not fixed
+    job["spec"]["podFailurePolicy"] = {"rules": [{"action": "FailJob", "onPodConditions": [
+        {"type": "DisruptionTarget"}]}]}
+    [finding] = _lint(job, {"PM401"}, "together")
+    assert finding.fix is None
+
+
+def test_lint_fix_on_every_case_removes_only_values_and_is_idempotent() -> None:
+    """--fix's engine on every case manifest (several documents, Lists and flow style among
+    them), under its profile: what it writes leaves no finding with a fix that was not said
+    to be skipped, removes nothing but scalar values, and a second pass changes nothing."""
+    import difflib
+    import re
+
+    from pmanifest.lint.fixes import fix_file
+
+    applied = 0
+    for stem, data in _case_files():
+        for case in data["cases"]:
+            rules = {*data.get("rules", [data["rule"]]), *FIXING}
+            options = LintOptions(profile_name=case.get("profile", "together"),
+                                  select=frozenset(rules))
+
+            def relint(raw: bytes, options: LintOptions = options) -> list[Finding]:
+                return lint_bytes(raw, "case.yaml", options)
+
+            raw = case["manifest"].encode()
+            fixed = fix_file(raw, relint(raw), relint)
+            applied += len(fixed.applied)
+            said = {(f.rule, f.path) for f, _ in fixed.skipped}
+            left = [f for f in relint(fixed.raw) if f.fix is not None]
+            assert {(f.rule, f.path) for f in left} <= said, (stem, case["name"])
+            assert fix_file(fixed.raw, relint(fixed.raw), relint).raw == fixed.raw, stem
+            before = re.findall(r"[\w./-]+|[ \t]+|.|\n", raw.decode())
+            after = re.findall(r"[\w./-]+|[ \t]+|.|\n", fixed.raw.decode())
+            for tag, i1, i2, _, _ in difflib.SequenceMatcher(
+                    None, before, after, autojunk=False).get_opcodes():
+                removed = "".join(before[i1:i2])
+                assert tag == "equal" or not any(c in removed for c in "#\n:{}[],&*"), \
+                    (stem, case["name"], removed)
+    assert applied > 50  # the cases exercise the fixes

@@ -59,8 +59,8 @@ def cluster_check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tup
 @click.option("--checkpoint-seconds", type=click.FloatRange(min=0, min_open=True),
               default=None, metavar="SECONDS",
               help="How long one checkpoint takes [default: the spec's "
-                   "checkpoint.expectedSeconds, else 90, the seed's figure for a "
-                   "~10B-parameter model].")
+                   "checkpoint.expectedSeconds, else 90, about what a checkpoint of a "
+                   "~10B-parameter model takes].")
 @click.option("--spec", "spec_path", default=None, metavar="FILE",
               help="A pmanifest spec: its preemptible worker gives the checkpoint duration, "
                    "the nodes and the profile (the flags override each).")
@@ -91,6 +91,9 @@ def cluster_events(
     node_field: str, time_field: str | None,
 ) -> None:
     """Preemption history from saved cluster reads or `kubectl get events -o json`.
+
+    Reads the preemption notices of Together, Karpenter, GKE and AKS; every other event is
+    counted in the report, and node events it does not know are listed, never dropped.
 
     Prints preemptions per node and overall, the observed window, the mean time between
     preemptions per node, and the checkpoint interval that minimises lost work for a job on

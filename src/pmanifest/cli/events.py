@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from pmanifest.cluster.checkpoint_math import SEED_CHECKPOINT_SECONDS
+from pmanifest.cluster.checkpoint_math import DOCUMENTED_CHECKPOINT_SECONDS
 from pmanifest.cluster.events import DEFAULT_NODE_FIELD, Fields, parse_time, read_source
 from pmanifest.errors import ConfigError
 from pmanifest.io.reading import Identity
@@ -35,7 +35,7 @@ class EventsRequest:
     paths: tuple[str, ...]
     output_format: str = "text"  # text | json
     plot: str | None = None
-    checkpoint_seconds: float | None = None  # None: the spec's, else the seed's 90 s
+    checkpoint_seconds: float | None = None  # None: the spec's, else 90 s
     nodes: int | None = None  # None: the spec's, else 1
     profile: str | None = None
     since: str | None = None
@@ -62,11 +62,16 @@ def run_events(request: EventsRequest) -> None:
     sources = [read_source(path, fields) for path in request.paths]
     found = history(sources, profile, since, until)
     checkpoint = (request.checkpoint_seconds or (taken.checkpoint if taken else None)
-                  or SEED_CHECKPOINT_SECONDS)
+                  or DOCUMENTED_CHECKPOINT_SECONDS)
     nodes = request.nodes or (taken.nodes if taken else 1)
     sized = sizing(found, checkpoint, nodes, profile, taken.origin(request) if taken else None,
                    taken.grace if taken else None, taken.margin if taken else None)
-    report = json_text(found, sized) if request.output_format == "json" else text(found, sized)
+    if request.output_format == "json":
+        report = json_text(found, sized)
+    else:
+        from pmanifest.io.text import terminal_width
+
+        report = text(found, sized, terminal_width())
     texts = {REPORT: report}
     if request.plot is not None:
         from pmanifest.cluster.timeline import svg
@@ -114,7 +119,8 @@ class FromSpec:
         elif self.checkpoint is not None:
             cost = f"checkpoint.expectedSeconds {self.checkpoint:g}"
         else:
-            cost = f"no checkpoint.expectedSeconds: the seed's {SEED_CHECKPOINT_SECONDS:g} s"
+            cost = (f"no checkpoint.expectedSeconds: {DOCUMENTED_CHECKPOINT_SECONDS:g} s, about "
+                    "what a checkpoint of a ~10B-parameter model takes")
         if request.nodes is not None:
             nodes = "--nodes"
         elif self.nodes_from is not None:

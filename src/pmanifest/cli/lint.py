@@ -9,7 +9,7 @@ rendered, so an error never leaves a half-written report behind.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path as FsPath
 from typing import TYPE_CHECKING, NamedTuple, TextIO
@@ -18,7 +18,7 @@ from pmanifest.errors import ConfigError, InputError
 from pmanifest.io.reading import Identity
 from pmanifest.io.writing import STDOUT, Target, identity, plan_outputs, write_targets
 from pmanifest.kube.document import Finding
-from pmanifest.lint.config import Config, config_from, resolve_rule
+from pmanifest.lint.config import Config, config_from, resolve_profile, resolve_rule
 from pmanifest.lint.engine import SEVERITY_RANK, LintOptions, once_per_run
 from pmanifest.lint.gate import empty_run
 from pmanifest.lint.kustomize import mark_patches
@@ -32,6 +32,7 @@ from pmanifest.rules import registry
 if TYPE_CHECKING:  # a run without --cluster reads no cluster request and no GPU demand
     from pmanifest.cluster.demand import Demand
     from pmanifest.cluster.request import ClusterRequest
+    from pmanifest.lint.baseline import Adoption
 
 
 class Output(NamedTuple):
@@ -60,6 +61,12 @@ class LintRequest(NamedTuple):
     cluster: str | None = None  # --cluster FILE: whole-input capacity rules against it
     allow_empty: bool = False  # --allow-empty: finding no Kubernetes object is not an error
     force_exclude: bool = True  # the config's `exclude:` applies to named paths too
+    exclude: tuple[str, ...] = ()  # --exclude GLOB: also skipped, relative to the cwd
+    gitignore: bool = True  # directory walks skip what git ignores
+    baseline: str | None = None  # --baseline FILE: report only what it does not hold
+    fix: str | None = None  # "write" (--fix) or "diff" (--diff): see pmanifest.cli.fix
+    write_baseline: str | None = None  # --write-baseline FILE: record the findings there
+    no_baseline: bool = False  # --no-baseline: not the config's either
     progress: TextIO | None = None  # a terminal's stderr to draw a progress bar on
 
 
@@ -94,14 +101,14 @@ def output_targets(outputs: tuple[Output, ...]) -> list[Target]:
 
 
 def options_for(request: LintRequest, config: Config) -> LintOptions:
-    from pmanifest.kube.profile import DEFAULT_PROFILE, get_profile
+    from pmanifest.kube.profile import DEFAULT_PROFILE
     from pmanifest.schema.kubernetes import DEFAULT_KUBERNETES_VERSION, resolve_version
 
     version = resolve_version(
         request.kubernetes_version or config.kubernetes_version or DEFAULT_KUBERNETES_VERSION
     )
     profile = request.profile or config.profile or DEFAULT_PROFILE
-    get_profile(profile)  # refuse unknown profiles before linting
+    resolve_profile(profile, config)  # refuse unknown profiles before linting
     severities = dict(config.rules)
     for name in request.disable:
         severities[resolve_rule(name)] = "off"
@@ -127,7 +134,7 @@ def run_lint(request: LintRequest) -> LintResult:
     Raises PmanifestError for exit-2 problems."""
     config = config_from(request.config_path)
     with user_policies(config, request.policies):
-        return _lint(request, config)
+        return lint_with(request, config)
 
 
 @contextlib.contextmanager
@@ -197,41 +204,79 @@ class _Run:
                           self.skipped, rules=self.rules, fragments=self.fragments)
 
 
-def _lint(request: LintRequest, config: Config) -> LintResult:
+class Collected(NamedTuple):
+    """A lint run's findings before the baseline and the reports: what ``--fix`` reads."""
+
+    run: _Run
+    options: LintOptions
+    exclude: Exclude
+    adopted: Adoption | None  # the baseline read or written (None: no baseline)
+
+
+def adoption(request: LintRequest, config: Config) -> Adoption | None:
+    """The run's baseline (pmanifest.lint.baseline), read now; None when it has none."""
+    configured = None if request.no_baseline else config.baseline
+    if request.baseline is None and request.write_baseline is None and configured is None:
+        return None  # (the baseline module is not even loaded)
+    from pmanifest.lint.baseline import Adoption
+
+    return Adoption.of(request.baseline, request.write_baseline, request.no_baseline,
+                       config.baseline)
+
+
+def collect(request: LintRequest, config: Config) -> Collected:
+    """Lint every input of ``request`` (outputs planned, the baseline read first)."""
     options = options_for(request, config)
     if any(o.format == "junit" for o in request.outputs):
         options = options._replace(record_objects=True)
-    fail_on = request.fail_on or config.fail_on or "error"
     check_paths(request.paths)
     run = _new_run(request, config)
     run.rules = sum(1 for rule_id in registry() if options.enabled(rule_id))
-    plan_outputs(output_targets(request.outputs), run.read)
-    exclude = Exclude(config.exclude, config.base_dir, request.force_exclude)
+    adopted = adoption(request, config)  # read before any manifest
+    plan_outputs([*output_targets(request.outputs),
+                  *(adopted.targets() if adopted else [])], run.read)
+    exclude = Exclude(config.exclude, config.base_dir, request.force_exclude, request.exclude)
+    keep = options.cluster is not None or request.fix is not None  # stdin, to read it again
     inputs = mark_patches(list(_kept(iter_inputs(request.paths, request.stdin_filename,
-                                                 exclude), run, options)))
+                                                 exclude, request.gitignore), run, keep)))
     _lint_inputs(inputs, options, request, run)
     run.findings = once_per_run(run.findings)
     if run.demands:
         run.findings = _with_input_findings(run, options)
+    return Collected(run, options, exclude, adopted)
+
+
+def lint_with(request: LintRequest, config: Config) -> LintResult:
+    """The lint run ``request`` asks for, under ``config`` (user policies registered)."""
+    run, _, exclude, adopted = collect(request, config)
+    fail_on = request.fail_on or config.fail_on or "error"
+    written: dict[Target, str] = {}
+    notes: list[str] = []
+    if adopted is not None:
+        run.findings, written, notes = adopted.apply(run.findings)
     threshold = SEVERITY_RANK[fail_on]
     failed = any(SEVERITY_RANK[f.severity] >= threshold for f in run.findings)
     if run.objects == 0 and not failed and not request.allow_empty:
         _nothing_checked(request, run, exclude)
-    stdout = _reports(request, run)
-    return LintResult(stdout, run.messages, summary_line(run.summary), 1 if failed else 0)
+    stdout = _reports(request, run, written)
+    summary = "\n".join([summary_line(run.summary), *notes])
+    return LintResult(stdout, run.messages, summary, 1 if failed else 0)
 
 
 def _new_run(request: LintRequest, config: Config) -> _Run:
     return _Run(_other_inputs(request, config),
-                to_files=any(o.path != STDOUT for o in request.outputs),
+                to_files=any(o.path != STDOUT for o in request.outputs)
+                or request.write_baseline is not None,
                 with_cluster=request.cluster is not None)
 
 
 def _nothing_checked(request: LintRequest, run: _Run, exclude: Exclude) -> None:
     """A gate that checked no object must not pass: exit 2 naming what was read."""
     named = [request.stdin_filename if p == "-" else p for p in request.paths]
+    by = " or ".join([*(["the config's exclude:"] if exclude.patterns else []),
+                      *(["--exclude"] if exclude.given else [])])
     raise InputError(empty_run(named, run.files, run.fragments,
-                               len(exclude.named_excluded(request.paths))))
+                               len(exclude.named_excluded(request.paths)), by))
 
 
 def _lint_inputs(inputs: list[FileRef | Source | Problem], options: LintOptions,
@@ -258,11 +303,12 @@ def _drained(items: list[FileRef | Source | Problem]) -> Iterator[FileRef | Sour
         yield items.pop()
 
 
-def _reports(request: LintRequest, run: _Run) -> str:
-    """Render every report of the run; write the files; return what goes to stdout."""
+def _reports(request: LintRequest, run: _Run, written: Mapping[Target, str]) -> str:
+    """Render every report of the run; write the files (with ``written``: the baseline);
+    return what goes to stdout."""
     summary = run.summary
     stdout = ""
-    reports: dict[Target, str] = {}
+    reports: dict[Target, str] = dict(written)
     for output in request.outputs:
         colour = request.colour and output.path == STDOUT
         text = reporter(output.format)(run.findings, summary, colour)
@@ -275,10 +321,10 @@ def _reports(request: LintRequest, run: _Run) -> str:
 
 
 def _kept(items: Iterator[FileRef | Source | Problem], run: _Run,
-          options: LintOptions) -> Iterator[FileRef | Source | Problem]:
-    """The inputs, keeping what stdin held when --cluster may need to read it again."""
+          keep: bool) -> Iterator[FileRef | Source | Problem]:
+    """The inputs, keeping what stdin held when it is read again (--cluster, --diff)."""
     for item in items:
-        if options.cluster is not None and isinstance(item, Source):
+        if keep and isinstance(item, Source):
             run.stdin[item.name] = item.raw
         yield item
 

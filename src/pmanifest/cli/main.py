@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib
 import sys
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -61,12 +61,13 @@ def main() -> None:
                    "diff if it has drifted.")
 @click.option("--kubernetes-version", default=None,
               help="Kubernetes version whose strict schema validates the output; overrides "
-                   "cluster.kubernetesVersion [default: 1.31].")
+                   "cluster.kubernetesVersion [default: the config's, else 1.31].")
 @click.option("--templates", "templates_dir", type=click.Path(file_okay=False), default=None,
               metavar="DIR", help="Directory of templates that override the built-in ones "
-                                  "by file name.")
+                                  "by file name [default: the config's templates:].")
 @click.option("--profile", default=None,
-              help="Provider profile; overrides cluster.profile [default: together].")
+              help="Provider profile; overrides cluster.profile [default: the config's, else "
+                   "together].")
 @click.option("--cluster", "cluster_path", default=None, metavar="FILE",
               help="A cluster request, saved `tg beta clusters` command line or cluster read: "
                    "refuse workloads that cannot fit its standard GPUs, warn (stderr) about "
@@ -75,45 +76,27 @@ def main() -> None:
               default=None, help="What distributed workers render as; overrides "
                                  "distributed.output (job|jobset for torchrun, rayjob|raycluster "
                                  "for ray).")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
+              help="Config file, the one lint reads (default: .pmanifest.yaml or "
+                   "[tool.pmanifest] in pyproject.toml, searched upwards from the current "
+                   "directory): its profile, kubernetesVersion and templates apply where the "
+                   "flags and the spec's cluster: say nothing.")
 def render(spec_path: str, output_format: str | None, output_file: str | None,
            check_path: str | None, kubernetes_version: str | None, templates_dir: str | None,
            profile: str | None, cluster_path: str | None,
-           distributed_output: str | None) -> None:
+           distributed_output: str | None, config_path: str | None) -> None:
     """Render a spec into Kubernetes manifests on stdout (nothing is printed on error).
 
     What `pmanifest lint` would flag on the output is warned about on stderr, at the
     workload's line in the spec; the exit code stays 0. With --cluster, what cannot fit the
     cluster's standard GPUs is refused (exit 2) and preemptible shortfalls are warned about.
+    Flags beat the spec's cluster: fields, which beat the config, which beats the defaults.
     """
-    from pmanifest.cli.render_warnings import render_checked
-    from pmanifest.render.engine import RenderOptions, read_spec
-    from pmanifest.render.output import check_drift, destination, write_output
+    from pmanifest.cli.render_run import RenderRequest, run_render
 
-    target, fmt = destination(output_file, output_format, check_path,
-                              (spec_path, *([cluster_path] if cluster_path else [])),
-                              templates_dir)
-    cluster = _cluster(cluster_path, spec_path)
-    text, name = read_spec(spec_path)
-    rendered = render_checked(text, name, RenderOptions(kubernetes_version, templates_dir, fmt,
-                                                        profile, distributed_output), cluster)
-    for warning in rendered.warnings:  # what lint would flag; stdout stays the same
-        click.echo(warning.replace("\n", " "), err=True)
-    if check_path is not None:
-        diff = check_drift(rendered.text, check_path)
-        write_bytes(diff.encode("utf-8"))
-        sys.exit(EXIT_FINDINGS if diff else 0)
-    write_output(rendered.text, target)
-
-
-def _cluster(path: str | None, other_input: str) -> Any:
-    """The ClusterRequest of --cluster, read before any work (None without the flag)."""
-    if path is None:
-        return None
-    if path == "-" and other_input == "-":
-        raise PmanifestError("--cluster - and another input cannot both read stdin")
-    from pmanifest.cluster.request import read_request
-
-    return read_request(path)
+    run_render(RenderRequest(spec_path, output_format, output_file, check_path,
+                             kubernetes_version, templates_dir, profile, cluster_path,
+                             distributed_output, config_path))
 
 
 @main.command()
@@ -166,16 +149,36 @@ def schema() -> None:
 @click.option("--allow-empty", is_flag=True,
               help="Exit 0 when no Kubernetes object is found (by default that is an error, "
                    "exit 2: a gate that checked nothing must not pass).")
+@click.option("--exclude", "exclude", multiple=True, metavar="GLOB",
+              help="Skip paths matching GLOB (relative to the current directory; repeatable), "
+                   "as the config's exclude: patterns do.")
 @click.option("--force-exclude/--no-force-exclude", default=True,
-              help="Apply the config's exclude: patterns to files named on the command line "
-                   "too, as pre-commit names them [default: --force-exclude].")
+              help="Apply the exclude patterns (config and --exclude) to files named on the "
+                   "command line too, as pre-commit names them [default: --force-exclude].")
+@click.option("--gitignore/--no-gitignore", default=True,
+              help="Skip what git ignores (.gitignore, .git/info/exclude) when walking a "
+                   "directory [default: --gitignore].")
+@click.option("--baseline", "baseline", default=None, metavar="FILE",
+              help="Report only findings this baseline does not hold, and what it holds that "
+                   "matches nothing any more [default: the config's baseline:].")
+@click.option("--no-baseline", is_flag=True, help="Report every finding, whatever the config's "
+                                                  "baseline: holds.")
+@click.option("--write-baseline", "write_baseline", default=None, metavar="FILE",
+              help="Record today's findings in FILE (by rule, file, object and path, not by "
+                   "line) and exit 0; lint with --baseline FILE then fails only on new ones.")
+@click.option("--fix", is_flag=True, help="Write every safe fix into its file (only the "
+                                          "edited bytes change), then report what is left.")
+@click.option("--diff", is_flag=True, help="Print the diff --fix would make, write nothing; "
+                                           "exit 1 when there is one.")
 def lint(
     paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, ...],
     fail_on: str | None, kubernetes_version: str | None, profile: str | None,
     config_path: str | None, disable: tuple[str, ...], select: tuple[str, ...],
     no_schema: bool, stdin_filename: str,
     color: str, policy_dirs: tuple[str, ...], jobs: int | None, cluster_path: str | None,
-    allow_empty: bool, force_exclude: bool,
+    allow_empty: bool, exclude: tuple[str, ...], force_exclude: bool, gitignore: bool,
+    baseline: str | None, no_baseline: bool, write_baseline: str | None, fix: bool,
+    diff: bool,
 ) -> None:
     """Check manifests for preemption mistakes (files, directories, or - for stdin).
 
@@ -193,8 +196,16 @@ def lint(
                           profile, config_path, disable, no_schema, stdin_filename,
                           colour, jobs, policy_dirs, select, cluster_path,
                           allow_empty=allow_empty, force_exclude=force_exclude,
+                          exclude=exclude, gitignore=gitignore, baseline=baseline,
+                          write_baseline=write_baseline, no_baseline=no_baseline,
+                          fix="diff" if diff else "write" if fix else None,
                           progress=sys.stderr if wanted(sys.stderr) else None)
-    result = run_lint(request)
+    if request.fix is not None:
+        from pmanifest.cli.fix import run_fixes
+
+        result = run_fixes(request)
+    else:
+        result = run_lint(request)
     for warning in result.warnings:
         click.echo(warning, err=True)
     echo(result.stdout, nl=False, color=colour or None)  # the findings, then the summary
@@ -275,11 +286,18 @@ def explain(rule_name: str, policy_dirs: tuple[str, ...], config_path: str | Non
     from pmanifest.admission.explain import in_the_cluster
 
     enforced = in_the_cluster(m)
-    echo(f"{m.id} {m.slug} ({m.severity})\n\n{m.summary}\n\n"
-         f"Applies to:\n  {_applies_to(m)}\n\n"
-         + (f"In the cluster:\n  {enforced}\n\n" if enforced else "") +
-         f"Why:\n  {m.rationale}\n\nFix:\n  {m.fix}\n\n"
-         "Failing example:\n" + _indent(m.example_fail or "(none given)") + "\n"
+    from pmanifest.io.text import terminal_width, wrap
+
+    width = terminal_width()  # prose is wrapped to it; the examples are manifests, left as is
+
+    def prose(title: str, text: str) -> str:
+        return f"{title}:\n{wrap(text, width, '  ')}\n\n"
+
+    echo(f"{m.id} {m.slug} ({m.severity})\n\n{wrap(m.summary, width)}\n\n"
+         + prose("Applies to", _applies_to(m))
+         + (prose("In the cluster", enforced) if enforced else "")
+         + prose("Why", m.rationale) + prose("Fix", m.fix)
+         + "Failing example:\n" + _indent(m.example_fail or "(none given)") + "\n"
          "Passing example:\n" + _indent(m.example_pass or "(none given)") + cluster, nl=False)
 
 

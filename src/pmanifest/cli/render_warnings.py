@@ -6,9 +6,12 @@ the two features are composed here, by the command line."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import TYPE_CHECKING, NamedTuple
 
 from pmanifest.kube.document import Finding
+from pmanifest.kube.profile import Profile
 from pmanifest.render.engine import Rendered, RenderOptions, render_spec
 from pmanifest.render.spec import Spec
 
@@ -29,27 +32,42 @@ class Checked(NamedTuple):
         return self.rendered.text
 
 
+class LintSettings(NamedTuple):
+    """What of the config the lint of the output honours, as ``pmanifest lint`` would."""
+
+    severities: Mapping[str, str] = MappingProxyType({})  # rule id -> level or "off"
+    roles: tuple[tuple[str, str], ...] = ()  # (Kind or group/Kind, role)
+    inline_suppressions: bool = True
+
+
 def render_checked(text: str, file: str, options: RenderOptions | None = None,
-                   cluster: ClusterRequest | None = None) -> Checked:
-    """Render one spec, then lint the output and (with ``cluster``) fit it to the cluster:
-    what cannot fit its standard GPUs is refused (SpecError), preemptible shortfalls and lint
-    findings become warnings. The output never depends on the warnings."""
-    rendered = render_spec(text, file, options)
+                   cluster: ClusterRequest | None = None, profile: Profile | None = None,
+                   settings: LintSettings | None = None) -> Checked:
+    """Render one spec (``profile``: the --profile flag's, resolved), then lint the output and
+    (with ``cluster``) fit it to the cluster: what cannot fit its standard GPUs is refused
+    (SpecError), preemptible shortfalls and lint findings become warnings. The output never
+    depends on the warnings."""
+    rendered = render_spec(text, file, options, profile)
     fit: tuple[str, ...] = ()
     if cluster is not None:
         from pmanifest.cli.render_fit import check_fit
 
         fit = check_fit(rendered.spec, rendered.owned, cluster, rendered.spec.profile)
-    return Checked(rendered, (*lint_warnings(rendered), *fit))
+    return Checked(rendered, (*lint_warnings(rendered, settings), *fit))
 
 
-def lint_warnings(rendered: Rendered) -> tuple[str, ...]:
-    """One ``file:line:col: warning: ...`` line per lint finding on the rendered objects."""
+def lint_warnings(rendered: Rendered, settings: LintSettings | None = None
+                  ) -> tuple[str, ...]:
+    """One ``file:line:col: warning: ...`` line per lint finding on the rendered objects
+    (``settings``: the config's, else none)."""
     from pmanifest.lint.engine import LintOptions, lint_bytes
 
+    settings = settings or LintSettings()
     spec = rendered.spec
-    options = LintOptions(kubernetes_version=rendered.version,
-                          profile_name=spec.profile.name, severities={"PM002": "off"})
+    options = LintOptions(kubernetes_version=rendered.version, profile_name=spec.profile.name,
+                          severities={**settings.severities, "PM002": "off"},
+                          roles=settings.roles,
+                          inline_suppressions=settings.inline_suppressions)
     findings = lint_bytes(rendered.yaml.encode("utf-8"), spec.file, options)
     return tuple(_warning(finding, spec) for finding in findings)
 

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import math
 
-# The seed's sizing reference: a checkpoint of a roughly 10B-parameter model takes about 90 s.
-SEED_CHECKPOINT_SECONDS = 90.0
+# Together's documented sizing reference: a checkpoint of a ~10B-parameter model takes ~90 s.
+DOCUMENTED_CHECKPOINT_SECONDS = 90.0
 
 _EXP_LIMIT = 700.0  # exp() of more overflows a float; the useful share is 0 long before
 

@@ -3,15 +3,19 @@
 Two inputs, each parsed by the project's loader (JSON is read as YAML, with positions):
 
 - the JSON (or YAML) of reading a cluster (``tg beta clusters retrieve ID --json``): a
-  mapping with ``node_lifecycle_events``. The seed documents that array (72-hour retention,
+  mapping with ``node_lifecycle_events``. Together documents that array (72-hour retention,
   deduplicated by node and reason) and each event's ``reason`` (TogetherPreemptionNotified,
   TogetherNodeAdded, TogetherScaledDown), but not the fields holding the node and the time.
   The node is read from ``node_name`` (how the cluster API names a node elsewhere), or the
   field named by --node-field. The time is the one field whose values are RFC 3339 times, or
   the field named by --time-field (which may also hold Unix seconds);
-- a core/v1 ``List`` (or ``EventList``, or one ``Event``) of Kubernetes events: only reason
-  TogetherPreemptionNotified about a Node is kept. Its time is the first observation:
-  ``eventTime``, else ``firstTimestamp``, else the last observation (``lastTimestamp``,
+- a core/v1 ``List`` (or ``EventList``, or one ``Event``) of Kubernetes events, from any
+  provider: every event about a Node whose reason ``reasons`` knows (Together's, Karpenter's,
+  GKE's, AKS's and Kubernetes' own) is kept with what it says of the node. Every other event
+  is counted, never dropped without a word: a Karpenter NodeClaim's (the same as its Node's),
+  a Pod's or another object's, and node events whose reason pmanifest does not know (the
+  report lists them). Its time is the first observation: ``eventTime``, else
+  ``firstTimestamp``, else the last observation (``lastTimestamp``,
   ``series.lastObservedTime``). events.k8s.io/v1 items (``regarding``,
   ``deprecatedFirstTimestamp``) are read the same way.
 
@@ -22,18 +26,17 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from pmanifest.cluster.reasons import NODE_CLAIM, OTHER, PREEMPTION, kind_of
 from pmanifest.errors import InputError
 from pmanifest.io.reading import read_input
 from pmanifest.loader.documents import YamlProblem, decode, load_single
 from pmanifest.loader.positions import Path, Positions, dotted
 
-PREEMPTED = "TogetherPreemptionNotified"
-ADDED = "TogetherNodeAdded"
-SCALED_DOWN = "TogetherScaledDown"
 DEFAULT_NODE_FIELD = "node_name"
 CLUSTER_READ = "cluster read"
 KUBECTL = "kubectl events"
@@ -55,6 +58,7 @@ class NodeEvent:
     time: datetime | None  # None: no usable timestamp
     where: str  # file:line of the event, for notes
     count: int = 1  # how many times Kubernetes saw it (kubectl ``count``/``series.count``)
+    kind: str = PREEMPTION  # what it says of the node (pmanifest.cluster.reasons)
 
 
 @dataclass(frozen=True)
@@ -69,6 +73,10 @@ class EventSource:
     allocated_preemptible_gpus: int | None = None
     desired_preemptible_gpus: int | None = None
     gpu_type: str | None = None
+    # every event read and not kept as a node event, counted: (what it is, how many)
+    others: tuple[tuple[str, int], ...] = ()
+    unknown: tuple[tuple[str, int], ...] = ()  # node events whose reason is not known
+    read: int = 0  # events in the file
 
 
 @dataclass(frozen=True)
@@ -169,6 +177,8 @@ class _ClusterRead:
     name: str
     fields: Fields
     notes: list[str] = field(default_factory=list)
+    unknown: Counter[str] = field(default_factory=Counter)  # reasons not known, counted
+    others: Counter[str] = field(default_factory=Counter)  # known, not about a node's life
 
     def source(self) -> EventSource:
         items = self.data["node_lifecycle_events"]
@@ -192,6 +202,8 @@ class _ClusterRead:
             _gpu_count(self.data, "allocated_preemptible_gpus"),
             _gpu_count(self.data, "desired_preemptible_gpus"),
             gpu_type if isinstance(gpu_type, str) else None,
+            others=tuple(self.others.items()), unknown=tuple(sorted(self.unknown.items())),
+            read=len(items),
         )
 
     def time_field(self, items: list[dict[str, Any]]) -> str | None:
@@ -219,10 +231,17 @@ class _ClusterRead:
             self.notes.append(f"{where}: {reason} without a {self.fields.node}; left out "
                               "(name the node's field with --node-field)")
             return None
+        kind = kind_of(reason)
+        if kind is None:
+            self.unknown[reason] += 1
+            return None
+        if kind == OTHER:
+            self.others[f"{reason} (not about a node's life)"] += 1
+            return None
         time = None
         if time_field is not None:
             time = parse_time(item.get(time_field), numbers=self.fields.time is not None)
-        return NodeEvent(node, reason, time, where)
+        return NodeEvent(node, reason, time, where, kind=kind)
 
 
 def _kubectl(data: dict[str, Any], positions: Positions, name: str) -> EventSource:
@@ -235,24 +254,67 @@ def _kubectl(data: dict[str, Any], positions: Positions, name: str) -> EventSour
         if not isinstance(items, list):
             raise _shape_error(name, positions, ("items",), "a list", items)
         pairs = [(("items", i), item) for i, item in enumerate(items)]
-    positions.prefetch(path for path, item in pairs
-                       if isinstance(item, dict) and item.get("reason") == PREEMPTED)
-    events: list[NodeEvent] = []
-    notes: list[str] = []
     for path, item in pairs:
         if not isinstance(item, dict):
             raise _shape_error(name, positions, path, "a mapping (an Event)", item)
-        if item.get("reason") != PREEMPTED:
-            continue
-        where = _where(name, positions, path)
-        subject = item.get("involvedObject", item.get("regarding"))
-        subject = subject if isinstance(subject, dict) else {}
-        node = subject.get("name")
-        if subject.get("kind", "Node") != "Node" or not isinstance(node, str) or not node:
-            notes.append(f"{where}: {PREEMPTED} not about a named Node; left out")
-            continue
-        events.append(NodeEvent(node, PREEMPTED, _kubectl_time(item), where, _count(item)))
-    return EventSource(name, KUBECTL, tuple(events), tuple(notes))
+    positions.prefetch(path for path, item in pairs if _subject(item)[0] == "Node")
+    read = _KubectlRead(name, positions)
+    for path, item in pairs:
+        read.event(path, item)
+    return EventSource(name, KUBECTL, tuple(read.events), tuple(read.notes),
+                       others=tuple(read.others.items()),
+                       unknown=tuple(sorted(read.unknown.items())), read=len(pairs))
+
+
+def _subject(item: dict[str, Any]) -> tuple[str, Any]:
+    """The kind of object an Event is about (a Node when it does not say) and its name."""
+    subject = item.get("involvedObject", item.get("regarding"))
+    subject = subject if isinstance(subject, dict) else {}
+    kind = subject.get("kind", "Node")
+    return (kind if isinstance(kind, str) else "?"), subject.get("name")
+
+
+@dataclass
+class _KubectlRead:
+    """A kubectl event list being read: node events kept, every other event counted."""
+
+    name: str
+    positions: Positions
+    events: list[NodeEvent] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    others: Counter[str] = field(default_factory=Counter)
+    unknown: Counter[str] = field(default_factory=Counter)
+
+    def event(self, path: Path, item: dict[str, Any]) -> None:
+        reason = item.get("reason")
+        reason = reason if isinstance(reason, str) and reason else "(no reason)"
+        kind, node = _subject(item)
+        said = kind_of(reason)
+        if kind == "Node" and said is not None:
+            self.node_event(path, item, reason, node, said)
+        elif kind == "Node":
+            self.unknown[reason] += 1
+        elif kind == NODE_CLAIM and said is not None:
+            self.others[f"{reason} about Karpenter NodeClaims (the same as their Node's)"] += 1
+        elif said is not None and said != OTHER:
+            self.others[f"{reason} about {kind}s (their node's own event counts)"] += 1
+        else:
+            self.others[f"about {kind}s"] += 1
+
+    def node_event(self, path: Path, item: dict[str, Any], reason: str, node: Any,
+                   said: str) -> None:
+        where = _where(self.name, self.positions, path)
+        if not isinstance(node, str) or not node:
+            self.notes.append(f"{where}: {reason} not about a named Node; left out")
+            return
+        message = item.get("message", item.get("note"))
+        if reason == "Shutdown" and isinstance(message, str) and "cancel" in message:
+            said = OTHER  # "Shutdown manager detected shutdown cancellation"
+        if said == OTHER:
+            self.others[f"{reason} about Nodes (not about their life)"] += 1
+            return
+        self.events.append(NodeEvent(node, reason, _kubectl_time(item), where, _count(item),
+                                     said))
 
 
 def _kubectl_time(item: dict[str, Any]) -> datetime | None:

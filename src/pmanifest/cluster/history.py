@@ -21,23 +21,17 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from pmanifest.cluster.checkpoint_math import job_mean_time, lost_fraction, young_interval
-from pmanifest.cluster.events import (
-    ADDED,
-    CLUSTER_READ,
-    KUBECTL,
-    PREEMPTED,
-    SCALED_DOWN,
-    EventSource,
-    NodeEvent,
-)
+from pmanifest.cluster.events import CLUSTER_READ, KUBECTL, EventSource, NodeEvent
 from pmanifest.cluster.gpu_nodes import gpus_per_node
+from pmanifest.cluster.merging import merged, not_understood, plural
+from pmanifest.cluster.reasons import ENDED, JOINED, PREEMPTION
 from pmanifest.kube.contract import SUPERVISOR_MARGIN_SECONDS
 from pmanifest.kube.profile import Profile
 
-RETENTION_HOURS = 72  # node_lifecycle_events keep 72 hours (seed)
+RETENTION_HOURS = 72  # node_lifecycle_events keep 72 hours (documented)
 ROUGH_BELOW = 5  # fewer preemptions than this: say the mean is rough
 ESTIMATE, LOWER_BOUND = "estimate", "lower bound"
-_ENDS = (PREEMPTED, SCALED_DOWN)
+_ENDS = (PREEMPTION, ENDED)
 Span = tuple[datetime, datetime]
 
 
@@ -89,6 +83,9 @@ class History:
     mean_per_node: float | None  # seconds; None when it cannot be estimated
     basis: str | None  # ESTIMATE | LOWER_BOUND | None
     notes: tuple[str, ...]
+    # events folded into an earlier one of their node that says the same (a removal after a
+    # deletion, a shutdown after a scale-down), by reason
+    folded: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -120,7 +117,7 @@ class Sizing:
 def history(sources: Sequence[EventSource], profile: Profile,
             since: datetime | None = None, until: datetime | None = None) -> History:
     notes: list[str] = [n for s in sources for n in s.notes]
-    events = _deduplicated([e for s in sources for e in s.events], notes)
+    events, folded = merged([e for s in sources for e in s.events], notes)
     window = _window(events, since, until)
     if window.given:
         events = _inside(events, window, notes)
@@ -128,13 +125,13 @@ def history(sources: Sequence[EventSource], profile: Profile,
     exposure = sum(n.observed or 0.0 for n in nodes)
     unseen = _unseen_nodes(sources, nodes, window, notes)
     exposure += unseen * window.seconds
-    preempted = [e for e in events if e.reason == PREEMPTED]
+    preempted = [e for e in events if e.kind == PREEMPTION]
     timed = sum(1 for e in preempted if e.time is not None)
     counted = timed - (_opening(preempted, window, notes) if window.seconds > 0 else 0)
     mean, basis = _mean(counted, exposure, window, events, notes)
     _context_notes(sources, window, len(preempted), timed, counted, notes)
     return History(tuple(sources), window, tuple(nodes), len(preempted), timed, counted,
-                   exposure, unseen, mean, basis, tuple(notes))
+                   exposure, unseen, mean, basis, tuple(notes), folded)
 
 
 def sizing(found: History, checkpoint: float, nodes: int, profile: Profile,
@@ -155,37 +152,6 @@ def sizing(found: History, checkpoint: float, nodes: int, profile: Profile,
     interval = young_interval(checkpoint, job)
     return replace(base, job_mean=job, interval=interval,
                    lost=lost_fraction(interval, checkpoint, job), basis=found.basis)
-
-
-def plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
-
-
-def _deduplicated(events: list[NodeEvent], notes: list[str]) -> list[NodeEvent]:
-    """One event per node and reason, as the API keeps them: the earliest timed one."""
-    kept: dict[tuple[str, str], NodeEvent] = {}
-    for event in events:
-        key = (event.node, event.reason)
-        if key not in kept:
-            kept[key] = event
-            continue
-        notes.append(f"{event.where}: {event.reason} for {event.node} again (also at "
-                     f"{kept[key].where}); counted once, as the API deduplicates by node "
-                     "and reason")
-        if _earlier(event, kept[key]):
-            kept[key] = event
-    for event in kept.values():
-        if event.count > 1:
-            notes.append(f"{event.where}: {event.reason} for {event.node} seen {event.count} "
-                         "times by Kubernetes; counted once (a repeated notice cannot be told "
-                         "from a reused node name)")
-    return list(kept.values())
-
-
-def _earlier(new: NodeEvent, old: NodeEvent) -> bool:
-    if new.time is None:
-        return False
-    return old.time is None or new.time < old.time
 
 
 def _window(events: list[NodeEvent], since: datetime | None,
@@ -230,7 +196,7 @@ def _node(name: str, events: list[NodeEvent], profile: Profile, window: Window,
           notes: list[str]) -> NodeHistory:
     timed = sorted((e for e in events if e.time is not None), key=_time_of)
     ordered = (*timed, *(e for e in events if e.time is None))
-    preemptions = sum(1 for e in events if e.reason == PREEMPTED)
+    preemptions = sum(1 for e in events if e.kind == PREEMPTION)
     compute = _compute(name, profile)
     if preemptions and compute == "standard":
         notes.append(f"{name}: preempted, but its name is a standard node's "
@@ -254,14 +220,14 @@ def _up_periods(timed: list[NodeEvent], window: Window) -> tuple[tuple[Span, ...
     TogetherNodeAdded) to its TogetherPreemptionNotified or TogetherScaledDown (or the end);
     and whether it was still up at the end."""
     assert window.start is not None and window.end is not None
-    lifecycle = [e for e in timed if e.reason == ADDED or e.reason in _ENDS]
-    up_since = window.start if not lifecycle or lifecycle[0].reason != ADDED else None
+    lifecycle = [e for e in timed if e.kind == JOINED or e.kind in _ENDS]
+    up_since = window.start if not lifecycle or lifecycle[0].kind != JOINED else None
     periods: list[Span] = []
     for event in lifecycle:
         time = _time_of(event)
-        if event.reason == ADDED and up_since is None:
+        if event.kind == JOINED and up_since is None:
             up_since = time
-        elif event.reason in _ENDS and up_since is not None:
+        elif event.kind in _ENDS and up_since is not None:
             periods.append((up_since, time))
             up_since = None
     if up_since is not None:
@@ -356,7 +322,8 @@ def _context_notes(sources: Sequence[EventSource], window: Window, preemptions: 
         notes.append(f"the API keeps node_lifecycle_events for {RETENTION_HOURS} hours and "
                      f"this window is {hours:.1f} h: save reads regularly and pass them "
                      "together for a longer history")
-    if KUBECTL in kinds:
-        notes.append("a kubectl event list holds preemptions only (no TogetherNodeAdded, no "
-                     "node that was never preempted), and Kubernetes keeps events for about "
-                     "an hour by default: a cluster read gives a fuller history")
+    if KUBECTL in kinds and not any(e.kind == JOINED for s in sources for e in s.events):
+        notes.append("a kubectl event list shows no node that joined before it (nor one "
+                     "that was never preempted), and Kubernetes keeps events for about an "
+                     "hour by default: a cluster read gives a fuller history")
+    notes.extend(not_understood(sources))

@@ -7,8 +7,11 @@ import math
 from datetime import UTC, datetime
 from typing import Any
 
-from pmanifest.cluster.events import CLUSTER_READ, KUBECTL, PREEMPTED
-from pmanifest.cluster.history import LOWER_BOUND, History, NodeHistory, Sizing, plural
+from pmanifest.cluster.events import CLUSTER_READ, KUBECTL
+from pmanifest.cluster.history import LOWER_BOUND, History, NodeHistory, Sizing
+from pmanifest.cluster.merging import plural
+from pmanifest.cluster.reasons import PREEMPTION
+from pmanifest.io.text import PIPE_WIDTH, wrap
 
 
 def stamp(time: datetime | None) -> str | None:
@@ -34,12 +37,23 @@ def percent(fraction: float) -> str:
 
 # --- text -----------------------------------------------------------------------------------
 
-def text(found: History, sized: Sizing) -> str:
-    lines = [*_header(found), "", *_table(found.nodes), "", *_totals(found), "",
-             *_sizing(sized)]
+def text(found: History, sized: Sizing, width: int = PIPE_WIDTH) -> str:
+    """The report for people: prose wrapped to ``width`` columns (the table is not)."""
+    lines = [*_prose(_header(found), width), "", *_table(found.nodes), "",
+             *_prose([*_totals(found), "", *_sizing(sized)], width)]
     if found.notes:
-        lines += ["", "notes:", *(f"  - {note}" for note in found.notes)]
+        lines += ["", "notes:", *_prose([f"  - {note}" for note in found.notes], width)]
     return "\n".join(lines) + "\n"
+
+
+def _prose(lines: list[str], width: int) -> list[str]:
+    """Each line wrapped to ``width``: continuation lines indented two more than the line
+    (past the dash of a ``- `` item)."""
+    out = []
+    for line in lines:
+        indent = line[:len(line) - len(line.lstrip(" "))]
+        out.extend(wrap(line, width, indent, indent + "  ").split("\n"))
+    return out
 
 
 def _header(found: History) -> list[str]:
@@ -49,6 +63,12 @@ def _header(found: History) -> list[str]:
         if s.kind == CLUSTER_READ:
             detail += f"; time field: {s.time_field or 'none found'}"
         lines.append(f"source: {s.file} ({detail})")
+        if s.others:
+            lines.append("  also read, not counted: " + "; ".join(f"{n} {what}"
+                                                               for what, n in s.others))
+        if s.unknown:
+            lines.append("  not understood, not counted: " + ", ".join(
+                f"{reason} x{n}" for reason, n in s.unknown))
         if s.desired_preemptible_gpus is not None or s.allocated_preemptible_gpus is not None:
             lines.append(f"  preemptible GPUs: target {_or_dash(s.desired_preemptible_gpus)}, "
                          f"allocated {_or_dash(s.allocated_preemptible_gpus)}")
@@ -80,7 +100,7 @@ def _table(nodes: tuple[NodeHistory, ...]) -> list[str]:
 
 def _first_preempted(node: NodeHistory) -> str:
     for event in node.events:
-        if event.reason == PREEMPTED:
+        if event.kind == PREEMPTION:
             return stamp(event.time) or "(no usable time)"
     return "-"
 
@@ -152,7 +172,8 @@ def _budget(s: Sizing) -> str:
 
 def json_text(found: History, sized: Sizing) -> str:
     payload = {
-        "sources": [{"file": s.file, "kind": s.kind, "events": len(s.events),
+        "sources": [{"file": s.file, "kind": s.kind, "events": len(s.events), "read": s.read,
+                     "others": dict(s.others), "notUnderstood": dict(s.unknown),
                      "timeField": s.time_field,
                      "desiredPreemptibleGpus": s.desired_preemptible_gpus,
                      "allocatedPreemptibleGpus": s.allocated_preemptible_gpus,
@@ -169,6 +190,7 @@ def json_text(found: History, sized: Sizing) -> str:
         "basis": found.basis,
         "sizing": _sizing_json(sized),
         "notes": list(found.notes),
+        "folded": dict(found.folded),
     }
     return json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
 
@@ -176,7 +198,8 @@ def json_text(found: History, sized: Sizing) -> str:
 def _node_json(n: NodeHistory) -> dict[str, Any]:
     return {"node": n.node, "compute": n.compute, "preemptions": n.preemptions,
             "observedSeconds": _seconds(n.observed),
-            "events": [{"reason": e.reason, "time": stamp(e.time), "at": e.where}
+            "events": [{"reason": e.reason, "kind": e.kind, "time": stamp(e.time),
+                        "at": e.where}
                        for e in n.events]}
 
 

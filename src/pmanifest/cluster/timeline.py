@@ -12,8 +12,9 @@ import re
 from datetime import datetime, timedelta
 from xml.sax.saxutils import escape, quoteattr
 
-from pmanifest.cluster.events import ADDED, PREEMPTED, SCALED_DOWN, NodeEvent
+from pmanifest.cluster.events import NodeEvent
 from pmanifest.cluster.history import History, NodeHistory
+from pmanifest.cluster.reasons import ENDED, JOINED, PREEMPTION
 from pmanifest.cluster.report import stamp
 
 WIDTH = 960
@@ -24,7 +25,7 @@ MAX_LABEL = 48
 _STEPS = [timedelta(minutes=m) for m in (1, 5, 10, 15, 30)] + [
     timedelta(hours=h) for h in (1, 2, 3, 6, 12, 24, 48, 96, 168, 336, 720)]
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
-_COLOURS = {PREEMPTED: "#d62728", ADDED: "#2ca02c", SCALED_DOWN: "#7f7f7f"}
+_COLOURS = {PREEMPTION: "#d62728", JOINED: "#2ca02c", ENDED: "#7f7f7f"}  # by what it says
 _OTHER = "#1f77b4"
 
 
@@ -126,9 +127,9 @@ def _row(node: NodeHistory, top: int, scale: _Scale) -> list[str]:
 
 
 def _marker(event: NodeEvent, x: float, y: int) -> str:
-    colour = _COLOURS.get(event.reason, _OTHER)
+    colour = _COLOURS.get(event.kind, _OTHER)
     title = f"<title>{_text(event.reason)} at {stamp(event.time)}</title>"
-    if event.reason == PREEMPTED:
+    if event.kind == PREEMPTION:
         shape = (f'<path d="M {x - 6:.1f} {y - 7} L {x + 6:.1f} {y - 7} L {x:.1f} {y + 5} Z" '
                  f'fill="{colour}">')
         return f'<g class="event">{shape}{title}</path></g>'
@@ -137,11 +138,11 @@ def _marker(event: NodeEvent, x: float, y: int) -> str:
 
 
 def _legend(y: int) -> list[str]:
-    items = [(PREEMPTED, _COLOURS[PREEMPTED]), (ADDED, _COLOURS[ADDED]),
-             (SCALED_DOWN, _COLOURS[SCALED_DOWN]), ("other reason", _OTHER)]
+    items = [("preemption", _COLOURS[PREEMPTION]), ("node joined", _COLOURS[JOINED]),
+             ("node left", _COLOURS[ENDED]), ("other node event", _OTHER)]
     parts, x = ['<g class="legend">'], 16.0
     for name, colour in items:
-        if name == PREEMPTED:  # the same triangle as the markers
+        if colour == _COLOURS[PREEMPTION]:  # the same triangle as the markers
             parts.append(f'<path d="M {x - 1:.1f} {y - 11} L {x + 11:.1f} {y - 11} '
                          f'L {x + 5:.1f} {y + 1} Z" fill="{colour}"/>')
         else:

@@ -32,10 +32,13 @@ STDOUT = "-"
 
 class Target(NamedTuple):
     """One thing a run writes: the option that named it and its path (``-``: stdout, for
-    every option that takes a path)."""
+    every option that takes a path). An ``update`` is the new version of a file the run read
+    to make it (``lint --fix`` of a manifest, ``--write-baseline`` over the baseline): what
+    the run read along the way does not refuse it, the inputs the caller names still do."""
 
     flag: str
     path: str
+    update: bool = False
 
 
 def plan_outputs(targets: Sequence[Target], inputs: Mapping[Identity, str]) -> None:
@@ -82,7 +85,8 @@ def write_targets(texts: Mapping[Target, str], inputs: Mapping[Identity, str],
     files = {t.path: text for t, text in texts.items() if t.path != STDOUT}
     for target in texts:
         if target.path != STDOUT:
-            refuse_inputs([target.path], {**read_so_far(), **inputs}, target.flag)
+            read = inputs if target.update else {**read_so_far(), **inputs}
+            refuse_inputs([target.path], read, target.flag)
     write_files(files, what)
     for target, text in texts.items():
         if target.path == STDOUT:

@@ -48,11 +48,12 @@ class Document(NamedTuple):
 
 
 class ObjectRef(NamedTuple):
-    """The Kubernetes object a finding is about (kind, name, namespace)."""
+    """The Kubernetes object a finding is about (kind, name, namespace, apiVersion)."""
 
     kind: str | None
     name: str | None
     namespace: str | None
+    api_version: str | None = None  # (a baseline tells objects by their API group too)
 
     def label(self) -> str:
         """``namespace/Kind/name`` (``(file)`` for what belongs to no object, like PM001)."""
@@ -64,8 +65,8 @@ class ObjectRef(NamedTuple):
 
 class Fix(NamedTuple):
     """A machine-readable fix: set the value at ``path`` (from the object's root) to
-    ``value``, or remove the key with ``remove``. Not applied yet: the place where an
-    auto-fix command will attach; ``--format json`` shows it."""
+    ``value``, or remove the key with ``remove``. ``value`` is the whole value the path
+    should hold (``lint --fix`` writes only what differs); ``--format json`` shows it."""
 
     path: Path
     value: Any = None

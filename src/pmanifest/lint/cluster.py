@@ -87,7 +87,7 @@ def demands_of(doc: Document, prefix: Path, options: LintOptions) -> list[Demand
     if not demands:
         return []
     where = Located(doc.file, doc.number, prefix,
-                    ObjectRef(doc.kind, doc.name, doc.namespace),
+                    ObjectRef(doc.kind, doc.name, doc.namespace, doc.api_version),
                     frozenset(annotation_ignores(doc)))
     return [replace(d, ref=where) for d in demands]
 

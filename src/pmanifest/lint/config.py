@@ -19,11 +19,19 @@ Keys::
       example.com/Trainer: worker   # (the pod templates' role; a pmanifest.io/role label wins)
     inlineSuppressions: false       # honour no `# pmanifest: ignore=` comment and no
                                     # pmanifest.io/ignore annotation (each is reported, PM005)
+    templates: my-templates/        # render: templates that override the built-in ones by
+                                    # file name, relative to this file (--templates wins)
+    baseline: .pmanifest-baseline.json  # lint reports only findings it does not hold
+                                    # (relative to this file; --baseline wins)
+
+render reads the same file as lint: its profile, Kubernetes version and templates stand where
+the flags and the spec's ``cluster:`` say nothing (flags > spec > config > defaults).
 """
 
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Mapping
 from pathlib import Path as FsPath
 from types import MappingProxyType
@@ -37,6 +45,7 @@ from pmanifest.schema.datafile import first_violation
 from pmanifest.suggest import did_you_mean
 
 if TYPE_CHECKING:
+    from pmanifest.kube.profile import Profile
     from pmanifest.policy import Policy
     from pmanifest.schema.words import Words
 
@@ -58,6 +67,8 @@ CONFIG_SCHEMA: dict[str, Any] = {
                   "propertyNames": {"pattern": r"^([a-z0-9.-]+/)?[A-Z][A-Za-z0-9]*$"},
                   "additionalProperties": {"enum": list(ROLES)}},
         "inlineSuppressions": {"type": "boolean"},
+        "templates": {"type": "string", "minLength": 1},
+        "baseline": {"type": "string", "minLength": 1},
     },
 }
 
@@ -85,6 +96,8 @@ class Config(NamedTuple):
     policies: tuple[Policy, ...] = ()  # loaded from the `policies:` directories
     roles: tuple[tuple[str, str], ...] = ()  # (Kind or group/Kind, role) of pod templates
     inline_suppressions: bool = True  # honour ignore comments and annotations in manifests
+    templates: str | None = None  # render's template directory (relative to the cwd)
+    baseline: str | None = None  # lint's baseline file (relative to the cwd)
 
 
 def config_from(config_path: str | None) -> Config:
@@ -177,8 +190,25 @@ def _parse(data: dict[str, Any], source: str, positions: Any, base: FsPath) -> C
     rules = _parse_rules(data.get("rules", {}), fail, names)
     exclude = data.get("exclude", [])
     roles = tuple((str(kind), str(role)) for kind, role in data.get("roles", {}).items())
+    templates = data.get("templates")
+    if templates is not None:
+        if not (base / templates).is_dir():
+            raise fail(f"templates directory {templates!r} not found (relative to "
+                       f"{base or '.'})", "templates")
+        templates = str(base / templates)
+    baseline = data.get("baseline")
     return Config(source, version, profile, fail_on, rules, tuple(exclude), base,
-                  tuple(policies), roles, data.get("inlineSuppressions", True))
+                  tuple(policies), roles, data.get("inlineSuppressions", True), templates,
+                  None if baseline is None else os.path.relpath(base / baseline))
+
+
+def resolve_profile(name: str, config: Config) -> Profile:
+    """The profile a name stands for, in a run with ``config``: the one way every command
+    (lint, render, export) turns a profile name into a profile. ConfigError when unknown."""
+    del config  # (custom profiles of the config are looked up here first, once it has them)
+    from pmanifest.kube.profile import get_profile
+
+    return get_profile(name)
 
 
 def _load_policies(dirs: Any, base: FsPath, fail: Any) -> list[Policy]:

@@ -35,7 +35,8 @@ from pmanifest.lint.suppress import (
     annotation_ignores,
     annotation_problems,
     comment_problems,
-    inline_ignores,
+    suppressing_line,
+    unused_comments,
 )
 from pmanifest.loader.documents import Broken, YamlProblem, decode, load_documents
 from pmanifest.loader.positions import Pos, dotted
@@ -113,6 +114,8 @@ class _Collected:
     demands: list[Demand] = field(default_factory=list)
     skipped: int = 0  # objects of kinds pmanifest cannot read
     fragments: int = 0
+    used: set[tuple[int, str]] = field(default_factory=set)  # (comment line, rule) it hid
+    broken: bool = False  # a document did not parse (its comments suppressed nothing)
 
 
 def lint_file(raw: bytes, file: str, options: LintOptions,
@@ -129,12 +132,14 @@ def lint_file(raw: bytes, file: str, options: LintOptions,
     out = _Collected()
     for item in load_documents(text):
         if isinstance(item, Broken):
+            out.broken = True
             out.findings.extend(_syntax_findings(file, item.problem, options))
             continue
         _lint_document(Document(file, item.number, item.data, item.positions, lines), rules,
                        options, out, patch_of, item.dollar)
     if SUPPRESSION_MARK in text and options.enabled(SUPPRESSION_RULE):
-        out.findings.extend(_comment_findings(file, lines, options))
+        out.findings.extend(_comment_findings(file, lines, options, _checked(rules, out),
+                                              out.used, out.findings))
     return FileResult(sorted(out.findings, key=Finding.sort_key), out.objects,
                       tuple(out.labels), tuple(out.demands), out.skipped, out.fragments)
 
@@ -164,7 +169,7 @@ def _lint_document(doc: Document, rules: list[Rule], options: LintOptions,
                            for obj, hits, _ in checked for _, hit in hits
                            for path in _paths(hit))
     for obj, hits, known in checked:
-        out.findings.extend(_findings(obj, hits, options, known))
+        out.findings.extend(_findings(obj, hits, options, known, out.used))
     if options.cluster is not None:  # lint --cluster: the GPU demand of each workload
         _collect_demands(doc, whole, options, out)
 
@@ -188,12 +193,30 @@ def _fragment_hits(found: tuple[tuple[str | int, ...], str],
     return [(registry()[FRAGMENT_RULE], Hit(path, message))]
 
 
-def _comment_findings(file: str, lines: tuple[str, ...], options: LintOptions) -> list[Finding]:
-    """PM005 for every ``# pmanifest:`` comment that suppresses nothing."""
+def _checked(rules: list[Rule], out: _Collected) -> frozenset[str]:
+    """The rules whose every finding in the file was looked for, so that a comment naming one
+    of them that suppressed nothing is on the wrong line: none when a document did not parse
+    or held a patch fragment (neither is linted)."""
+    if out.broken or out.fragments:
+        return frozenset()
+    return frozenset({*(r.meta.id for r in rules), SUPPRESSION_RULE})
+
+
+def _comment_findings(file: str, lines: tuple[str, ...], options: LintOptions,
+                      checked: frozenset[str], used: set[tuple[int, str]],
+                      findings: list[Finding]) -> list[Finding]:
+    """PM005 for every ``# pmanifest:`` comment that suppresses nothing: not understood,
+    naming no rule, not honoured, or naming a rule that found nothing on its line or the
+    next (``checked``: the rules that ran on the whole file)."""
     rule = registry()[SUPPRESSION_RULE]
+    found = list(comment_problems(lines, options.inline_suppressions))
+    if options.inline_suppressions and checked:
+        lines_of: dict[str, list[int]] = {}
+        for finding in findings:
+            lines_of.setdefault(finding.rule, []).append(finding.line)
+        found += unused_comments(lines, used, checked, lines_of)
     return [Finding(rule.meta.id, rule.meta.slug, options.severity_of(rule), file, line, column,
-                    ObjectRef(None, None, None), "", message)
-            for line, column, message in comment_problems(lines, options.inline_suppressions)]
+                    ObjectRef(None, None, None), "", message) for line, column, message in found]
 
 
 def _syntax_findings(file: str, problem: YamlProblem, options: LintOptions) -> list[Finding]:
@@ -273,8 +296,10 @@ def _paths(hit: Hit) -> tuple[tuple[str | int, ...], ...]:
 
 
 def _findings(doc: Document, hits: list[tuple[Rule, Hit]], options: LintOptions,
-              metas: Metas | None = None) -> list[Finding]:
-    """Hits, less the suppressed ones, as findings at their positions."""
+              metas: Metas | None = None, used: set[tuple[int, str]] | None = None
+              ) -> list[Finding]:
+    """Hits, less the suppressed ones, as findings at their positions; ``used`` collects the
+    (line, rule) of every comment that suppressed one."""
     honoured = options.inline_suppressions
     ignored = annotation_ignores(doc, metas) if hits and honoured else set()
     out = []
@@ -282,7 +307,10 @@ def _findings(doc: Document, hits: list[tuple[Rule, Hit]], options: LintOptions,
         if rule.meta.id in ignored:
             continue
         pos = position(doc, hit)
-        if honoured and rule.meta.id in inline_ignores(doc, pos):
+        line = suppressing_line(doc, pos, rule.meta.id) if honoured else None
+        if line is not None:
+            if used is not None:
+                used.add((line, rule.meta.id))
             continue
         out.append(_finding(doc, rule, hit, pos, options))
     return out
@@ -322,9 +350,10 @@ def _finding(doc: Document, rule: Rule, hit: Hit, pos: Pos, options: LintOptions
 def _object_ref(doc: Document) -> ObjectRef:
     """What a finding is about, its kind and namespace one string for every finding (a tree
     of 20,000 files can hold thousands of findings until the report)."""
-    kind, namespace = doc.kind, doc.namespace
+    kind, namespace, version = doc.kind, doc.namespace, doc.api_version
     return ObjectRef(None if kind is None else sys.intern(str(kind)), doc.name,
-                     None if namespace is None else sys.intern(str(namespace)))
+                     None if namespace is None else sys.intern(str(namespace)),
+                     None if version is None else sys.intern(str(version)))
 
 
 def once_per_run(findings: list[Finding]) -> list[Finding]:

@@ -21,15 +21,16 @@ def _what(named: list[str]) -> str:
     return f"{', '.join(named[:SHOWN])} and {len(named) - SHOWN} more"
 
 
-def empty_run(named: list[str], files: int, fragments: int, excluded: int) -> str:
+def empty_run(named: list[str], files: int, fragments: int, excluded: int,
+              by: str = "the config's exclude:") -> str:
     """The one-line error of a run that found no Kubernetes object (``named``: the paths given,
-    stdin by its file name)."""
+    stdin by its file name; ``by``: what excluded the ``excluded`` ones)."""
     if files:
         found = f"{_plural(files, 'file')} read, no object with apiVersion and kind in it"
         if fragments:
             found += f" but {_plural(fragments, 'patch fragment')} (PM007)"
     elif excluded:
-        found = f"{_plural(excluded, 'named path')} excluded by the config's exclude:"
+        found = f"{_plural(excluded, 'named path')} excluded by {by}"
     else:
         found = "no *.yaml or *.yml file in it"
     return (f"no Kubernetes object found in {_what(named)} ({found}): nothing was checked; "

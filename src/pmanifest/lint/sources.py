@@ -9,10 +9,12 @@ command line that does not exist is an input error (exit 2).
 Every input is read with a cap (``MAX_INPUT_BYTES``): regular files, FIFOs (``<(helm
 template ...)``) and stdin. Devices and sockets are refused unread: ``/dev/zero`` never ends.
 
-The config's ``exclude:`` patterns apply to what a directory walk finds and, by default, to
+The config's ``exclude:`` patterns (relative to the config's directory) and ``--exclude``'s
+(relative to the current directory) apply to what a directory walk finds and, by default, to
 the paths named on the command line too (pre-commit names every staged file; an excluded one
 is skipped, as ruff's ``--force-exclude`` does). ``--no-force-exclude`` lints named paths
-whatever the patterns say.
+whatever the patterns say. Directory walks also skip what git ignores (``gitignored``), unless
+``--no-gitignore``.
 """
 
 from __future__ import annotations
@@ -24,10 +26,13 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path as FsPath
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from pmanifest.errors import InputError
 from pmanifest.io.reading import Identity, Unreadable, identity_of, read_limited, read_stream
+
+if TYPE_CHECKING:
+    from pmanifest.lint.gitignored import GitIgnored
 
 SUFFIXES = (".yaml", ".yml")
 
@@ -71,35 +76,47 @@ class FileRef(NamedTuple):
 
 class Exclude(NamedTuple):
     """The config's ``exclude:`` glob patterns, relative to the config file's directory (or
-    the current directory), and whether they apply to named paths (``force``)."""
+    the current directory), ``--exclude``'s (``given``: relative to the current directory),
+    and whether they apply to named paths (``force``)."""
 
     patterns: tuple[str, ...] = ()
     base: FsPath | None = None
     force: bool = True
+    given: tuple[str, ...] = ()  # --exclude GLOB (repeatable)
 
     def matches(self, name: str, via_link: bool = False) -> bool:
-        if not self.patterns:
-            return False
-        candidates = {name, name.removeprefix("./"), os.path.normpath(name)}
-        if self.base is not None:
-            with contextlib.suppress(ValueError):
-                candidates.add(os.path.relpath(name, self.base).replace(os.sep, "/"))
-                if via_link:  # reached through a symbolic link: its real path matches too
-                    real = os.path.relpath(os.path.realpath(name), self.base)
-                    candidates.add(real.replace(os.sep, "/"))
-        return any(fnmatch.fnmatch(c, pattern) for c in candidates for pattern in self.patterns)
+        return (bool(self.patterns) and _matches(name, self.patterns, self.base, via_link)) \
+            or (bool(self.given) and _matches(name, self.given, FsPath.cwd(), via_link))
 
     def named_excluded(self, paths: tuple[str, ...]) -> list[str]:
         """The paths named on the command line that the patterns skip."""
         return [p for p in paths if p != "-" and self.force and self.matches(p)]
 
 
+def _matches(name: str, patterns: tuple[str, ...], base: FsPath | None, via_link: bool) -> bool:
+    candidates = {name, name.removeprefix("./"), os.path.normpath(name)}
+    if base is not None:
+        with contextlib.suppress(ValueError):
+            candidates.add(os.path.relpath(name, base).replace(os.sep, "/"))
+            if via_link:  # reached through a symbolic link: its real path matches too
+                real = os.path.relpath(os.path.realpath(name), base)
+                candidates.add(real.replace(os.sep, "/"))
+    return any(fnmatch.fnmatch(c, pattern) for c in candidates for pattern in patterns)
+
+
 def iter_inputs(
     paths: tuple[str, ...], stdin_name: str = "<stdin>", exclude: Exclude | None = None,
+    gitignore: bool = True,
 ) -> Iterator[FileRef | Source | Problem]:
-    """Every input in a fixed order: files as references, stdin already read."""
+    """Every input in a fixed order: files as references, stdin already read; directory
+    walks skip what git ignores (``gitignore``)."""
     if exclude is None:
         exclude = Exclude()
+    ignored: GitIgnored | None = None
+    if gitignore and any(p != "-" and os.path.isdir(p) for p in paths):
+        from pmanifest.lint.gitignored import GitIgnored  # only for directory walks
+
+        ignored = GitIgnored()
     skipped = set(exclude.named_excluded(paths))
     for path in paths:
         if path in skipped:
@@ -111,13 +128,13 @@ def iter_inputs(
             except Unreadable as exc:
                 yield Problem(stdin_name, f"cannot read: {exc.reason}", named=True)
         elif os.path.isdir(path):
-            yield from _walk(path, exclude)
+            yield from _walk(path, exclude, ignored)
         else:
             yield FileRef(path, named=True)
 
 
-def _walk(root: str, exclude: Exclude) -> Iterator[FileRef | Problem]:
-    walk = _Walk(exclude)
+def _walk(root: str, exclude: Exclude, ignored: GitIgnored | None) -> Iterator[FileRef | Problem]:
+    walk = _Walk(exclude, ignored)
     yield from walk.tree(root, os.path.islink(root))
     while walk.links:  # directories behind links, once every real one is done
         yield from walk.tree(walk.links.pop(0), True)
@@ -128,6 +145,7 @@ class _Walk:
     """One directory walk, without recursion (a tree may be deeper than Python's stack)."""
 
     exclude: Exclude
+    ignored: GitIgnored | None = None  # what git ignores is skipped (None: --no-gitignore)
     seen: dict[tuple[int, int], str] = field(default_factory=dict)  # -> name linted under
     links: list[str] = field(default_factory=list)  # symbolic links to directories, in order
 
@@ -166,6 +184,8 @@ class _Walk:
         except OSError as exc:
             yield Problem(name, f"cannot read: {exc.strerror}")
             return
+        if self.git_ignores(entry, is_dir):
+            return
         if is_dir and is_link:
             self.links.append(name)
         elif is_dir:
@@ -177,6 +197,11 @@ class _Walk:
                 yield Problem(name, "symbolic link to something that is not a file; skipped")
             elif is_link:
                 yield Problem(name, "dangling symbolic link; skipped")
+
+    def git_ignores(self, entry: os.DirEntry[str], is_dir: bool) -> bool:
+        """Is a directory or manifest git ignores to be skipped (not with --no-gitignore)?"""
+        return self.ignored is not None and (is_dir or entry.name.endswith(SUFFIXES)) \
+            and self.ignored.ignored(entry.path, is_dir)
 
     @staticmethod
     def already(directory: str, first: str) -> str:

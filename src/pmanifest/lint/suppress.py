@@ -2,9 +2,10 @@
 ``# pmanifest: ignore=RULE[,RULE...] [reason=...]`` comments on the finding's line or the line
 above. Rules never see them: the engine drops suppressed hits.
 
-A suppression that names no rule (``ignore=PM2O1``, annotation ``PM999``) or a
-``# pmanifest: ignore`` comment written some other way (``ignore: PM201``, trailing words) would
-silently suppress nothing: :func:`comment_problems` and :func:`annotation_problems` find them,
+A suppression that names no rule (``ignore=PM2O1``, annotation ``PM999``), a
+``# pmanifest: ignore`` comment written some other way (``ignore: PM201``, trailing words), or
+one on a line where the rule it names finds nothing would silently suppress nothing:
+:func:`comment_problems`, :func:`unused_comments` and :func:`annotation_problems` find them,
 and the engine reports each as PM005. With ``inlineSuppressions: false`` in the config the
 engine honours none of them and reports each as PM005 too.
 
@@ -14,7 +15,7 @@ pass over it)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from pmanifest.catalogue import lookup, suggest
 from pmanifest.kube.document import Document
@@ -150,6 +151,47 @@ def inline_ignores(doc: Document, pos: Pos) -> set[str]:
             if names is not None:
                 ignored |= rule_ids(names)
     return ignored
+
+
+def suppressing_line(doc: Document, pos: Pos, rule_id: str) -> int | None:
+    """The line of the comment that suppresses ``rule_id`` at ``pos`` (on its line, else the
+    line above), or None."""
+    for line_no in (pos.line, pos.line - 1):
+        if 1 <= line_no <= len(doc.source_lines):
+            names = comment_names(doc.source_lines[line_no - 1])
+            if names is not None and rule_id in rule_ids(names):
+                return line_no
+    return None
+
+
+def unused_comments(lines: tuple[str, ...], used: set[tuple[int, str]],
+                    checked: frozenset[str], found: Mapping[str, list[int]]
+                    ) -> Iterator[tuple[int, int, str]]:
+    """(line, column, message) of every rule a well-formed ``# pmanifest: ignore=`` comment
+    names that suppressed no finding (``used``: the (comment line, rule id) that did) though
+    the rule ran on the file (``checked``): the comment is on the wrong line (``found``: the
+    lines of the rule's findings in the file, to point at the nearest), or the finding is
+    gone."""
+    for number, line in enumerate(lines, 1):
+        if _MARK not in line:
+            continue
+        names = comment_names(line)
+        if names is None:
+            continue
+        start = _directive_start(line) or 0
+        for name in names.split(","):
+            rule_id = next(iter(rule_ids(name)), None)
+            if rule_id is None or rule_id not in checked or (number, rule_id) in used:
+                continue
+            shown = f"{name.strip()!r}" + (f" ({rule_id})" if rule_id != name.strip() else "")
+            where = found.get(rule_id)
+            todo = (f"the nearest {rule_id} finding is on line "
+                    f"{min(where, key=lambda n: (abs(n - number), n))}: move the comment to "
+                    "that line or the line above" if where else
+                    f"no {rule_id} finding in this file is left to suppress: remove it")
+            yield number, line.find(name.strip(), start) + 1, (
+                f"`# pmanifest: ignore` names {shown}, but no {rule_id} finding is on this line "
+                f"or the next, so it suppresses nothing; {todo}")
 
 
 def comment_names(line: str) -> str | None:

@@ -1,6 +1,7 @@
 """The only YAML parser: text becomes documents of plain data (``documents``) with their
 source positions in side tables (``positions``), bounded against hostile input (``builder``,
-``events``, ``parts``). No tag ever builds an object.
+``events``, ``parts``); ``spans`` gives where each node is written, for fixes. No tag ever
+builds an object.
 
 Imports nothing else of pmanifest.
 """

@@ -29,7 +29,7 @@ from pmanifest.render.templates import Overlay, render_one, template_environment
 from pmanifest.render.yamltext import Yaml, dump_yaml, quote, to_yaml
 from pmanifest.schema.kubernetes import DEFAULT_KUBERNETES_VERSION, resolve_version, version_tuple
 
-__all__ = ["RenderOptions", "Rendered", "Yaml", "dump_yaml", "quote", "read_spec",
+__all__ = ["Fallback", "RenderOptions", "Rendered", "Yaml", "dump_yaml", "quote", "read_spec",
            "render_objects", "render_owned", "render_spec", "render_text", "to_yaml"]
 
 KIND_ORDER = ("Service", "PodDisruptionBudget", "Deployment", "Job", "JobSet", "RayCluster",
@@ -44,14 +44,27 @@ TEMPLATES = {
 
 # --- public entry point -----------------------------------------------------------------------
 
+class Fallback(NamedTuple):
+    """What stands where the flags and the spec's ``cluster:`` are silent (the command line
+    gives the config's here), and how a profile name the spec gives is resolved."""
+
+    profile: Profile | None = None  # else the default profile
+    kubernetes_version: str | None = None  # else DEFAULT_KUBERNETES_VERSION
+    resolve: Callable[[str], Profile] = get_profile  # cluster.profile -> its profile
+
+
 class RenderOptions(NamedTuple):
-    """How render is run: target version, templates, output format, profile."""
+    """How render is run: target version, templates, output format, profile.
+
+    Precedence, field by field: these options (the flags) beat the spec's ``cluster:``
+    fields, which beat ``fallback`` (the config), which beats the defaults."""
 
     kubernetes_version: str | None = None
     templates_dir: str | None = None
     output: str = "yaml"  # yaml | json
     profile: str | None = None  # provider profile; overrides cluster.profile
     distributed_output: str | None = None  # overrides distributed.output of every workload
+    fallback: Fallback = Fallback()
 
 
 class Rendered(NamedTuple):
@@ -78,12 +91,14 @@ def render_spec(text: str, file: str, options: RenderOptions | None = None,
     if options.output not in ("yaml", "json"):
         raise ConfigError(f"unknown output format {options.output!r}; use yaml or json")
     if profile is None and options.profile is not None:
-        profile = get_profile(options.profile)
-    spec = load_spec(text, file, profile)  # None: cluster.profile, else the default
+        profile = options.fallback.resolve(options.profile)
+    fallback = options.fallback
+    # None: cluster.profile, else the fallback's, else the default
+    spec = load_spec(text, file, profile, fallback.profile, fallback.resolve)
     profile = spec.profile
     if options.distributed_output is not None:
         spec = with_output(spec, options.distributed_output)
-    version = _target_version(spec, options.kubernetes_version)
+    version = _target_version(spec, options.kubernetes_version, fallback.kubernetes_version)
     _check_job_support(spec, version)
     check_runtime_support(spec, version)
     env = template_environment(options.templates_dir)
@@ -154,14 +169,14 @@ def _kinds(w: WorkloadSpec) -> list[str]:
 
 # --- version ----------------------------------------------------------------------------------
 
-def _target_version(spec: Spec, flag: str | None) -> str:
+def _target_version(spec: Spec, flag: str | None, fallback: str | None = None) -> str:
     if flag is not None:
         try:
             return resolve_version(flag)
         except ConfigError as exc:
             raise SpecError(f"--kubernetes-version: {exc.message}", spec.file) from None
-    if spec.kubernetes_version is None:
-        return DEFAULT_KUBERNETES_VERSION
+    if spec.kubernetes_version is None:  # the config's (resolved when it was read)
+        return fallback or DEFAULT_KUBERNETES_VERSION
     try:
         return resolve_version(spec.kubernetes_version)
     except ConfigError as exc:

@@ -26,7 +26,8 @@ def _finding(f: Finding) -> dict[str, Any]:
         "file": f.file,
         "line": f.line,
         "column": f.column,
-        "object": f.object._asdict(),
+        "object": {"kind": f.object.kind, "name": f.object.name,
+                   "namespace": f.object.namespace},
         "path": f.path,
         "message": f.message,
     }

@@ -1,5 +1,5 @@
 """Cluster request rules (``applies="cluster"``), run by ``pmanifest cluster check`` on a
-create or update request or a cluster read (seed: preemptible compute). Each hit points at the
+create or update request or a cluster read (Together's preemptible compute). Each hit points at the
 value of the field it is about (``Hit.pos``: positions come with the request, from a body or a
 command line), or at the start of the request for a missing field.
 
@@ -7,7 +7,7 @@ command line), or at the start of the request for a missing field.
   read) is not a whole, non-negative multiple of 8;
 - PM502: a create request asks for preemptible GPUs without ``project_id`` (``--project`` or
   ``TOGETHER_PROJECT_ID=`` on a command line). Not checked on an update, whose cluster may
-  already have its project (the seed's own update example passes none), nor on a read;
+  already have its project (the documented update example passes none), nor on a read;
 - PM503: no standard node: ``num_gpus`` missing from a create, or below 1 anywhere;
 - PM504: preemptible GPUs on a SLURM cluster (preemptible compute is for Kubernetes clusters);
 - PM505 (info): a read whose ``allocated_preemptible_gpus`` is far below its target, i.e. less
@@ -16,7 +16,7 @@ command line), or at the start of the request for a missing field.
 - PM506: a field the cluster API does not document (``nmu_preemptible_gpus``), or a flag the
   documented ``tg beta clusters`` command lines do not have (``--num-preemptable-gpus``): a
   typo that leaves the intended field unset and unchecked. Bodies may hold every documented
-  field of a request or a read (``KNOWN_FIELDS``); command lines the seed's flags
+  field of a request or a read (``KNOWN_FIELDS``); command lines the documented flags
   (``COMMAND_FIELDS``, and ``--non-interactive``/``--json``). At the key or flag, with the
   closest known name.
 """
@@ -33,9 +33,9 @@ from pmanifest.suggest import close_match
 if TYPE_CHECKING:  # imported where a check runs: lint registers these but never runs them
     from pmanifest.cluster.request import ClusterRequest
 
-MULTIPLE = 8  # the seed: num_preemptible_gpus must be a multiple of 8
+MULTIPLE = 8  # documented: num_preemptible_gpus must be a multiple of 8
 FAR_BELOW = 0.5  # PM505: allocated under half the target
-# PM506: the fields of the documented `tg beta clusters create|update` flags (the seed's
+# PM506: the fields of the documented `tg beta clusters create|update` flags (the documented
 # commands; --project is project_id). Boolean flags are not fields.
 COMMAND_FIELDS = frozenset({
     "name", "region", "gpu_type", "cluster_type", "num_gpus", "billing_type",

@@ -60,6 +60,26 @@ def _ignore_problem(rules: list[Any], rules_path: Path) -> tuple[Path | None, st
     return None, f"no rule with action Ignore on onPodConditions type {DISRUPTION}"
 
 
+# The rule PM401's fix adds (first: rules are evaluated in order). `status` is written out:
+# the OpenAPI schema requires it until 1.37, though the API server defaults it to "True".
+IGNORE_DISRUPTION = {"action": "Ignore",
+                     "onPodConditions": [{"type": DISRUPTION, "status": "True"}]}
+
+
+def _ignore_fix(policy_path: Path, policy: Any) -> Fix | None:
+    """The podFailurePolicy with IGNORE_DISRUPTION first: a new policy, or the rule put
+    before the others (which then match no preempted pod: the fix is proposed only when none
+    did). None when the policy is not a mapping with a list of rules, or no policy at all."""
+    if policy is None:
+        return Fix(policy_path, {"rules": [IGNORE_DISRUPTION]})
+    rules = policy.get("rules") if isinstance(policy, dict) else None
+    if isinstance(policy, dict) and rules is None:
+        return Fix((*policy_path, "rules"), [IGNORE_DISRUPTION])
+    if isinstance(rules, list):
+        return Fix((*policy_path, "rules"), [IGNORE_DISRUPTION, *rules])
+    return None
+
+
 @rule("PM401")
 def preemption_counts_as_failure(ctx: Context) -> Iterator[Hit]:
     w = ctx.workload
@@ -67,6 +87,7 @@ def preemption_counts_as_failure(ctx: Context) -> Iterator[Hit]:
         return
     policy_path: Path = (*w.job_path, "podFailurePolicy")
     policy = get(w.doc.data, policy_path)
+    fix = _ignore_fix(policy_path, policy)
     if policy is None:
         where, why = w.job_path, "no podFailurePolicy"
     else:
@@ -75,6 +96,8 @@ def preemption_counts_as_failure(ctx: Context) -> Iterator[Hit]:
             return
         path, why = problem
         where = path or policy_path
+        if path is not None:  # an earlier rule acts on preemptions: the author's call
+            fix = None
     restart = w.pod.get("restartPolicy")
     also = "" if restart == "Never" else (
         f", and set the pod template's `restartPolicy: Never` (it is {restart!r}; a "
@@ -83,7 +106,8 @@ def preemption_counts_as_failure(ctx: Context) -> Iterator[Hit]:
     yield Hit(where,
               f"{w.kind} can run on preemptible nodes but {why}: every preemption consumes "
               f"backoffLimit and can fail the {w.kind}; add a podFailurePolicy rule "
-              f"`action: Ignore` with `onPodConditions: [{{type: {DISRUPTION}}}]`{also}")
+              f"`action: Ignore` with `onPodConditions: [{{type: {DISRUPTION}}}]`{also}",
+              fix=fix)
 
 
 @rule("PM402")

@@ -12,6 +12,7 @@ Every rule reads ``workload.placement``; none re-derives where a pod can run.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterator
 from typing import Any
 
@@ -19,7 +20,7 @@ from pmanifest.kube.placement import placement_of, toleration
 from pmanifest.kube.profile import Profile
 from pmanifest.kube.workloads import Workload, get, mapping, sequence
 from pmanifest.loader.positions import Path
-from pmanifest.rules import Context, Hit, rule
+from pmanifest.rules import Context, Fix, Hit, rule
 
 _REQUIRED = ("affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution")
 _PREFERRED = ("affinity", "nodeAffinity", "preferredDuringSchedulingIgnoredDuringExecution")
@@ -29,26 +30,61 @@ def _what(w: Workload) -> str:
     return f"{w.title} (role {w.role})"
 
 
-def _unconfined_position(w: Workload, profile: Profile) -> Path:
-    """Where to report a long-running pod that can land on preemptible nodes.
-
-    The first required nodeAffinity term that admits preemptible nodes (terms are ORed, so
-    that term is the hole to close); else the pod's ``affinity`` key (where the exclusion
-    belongs); else the pod spec key itself.
-    """
-    terms = sequence(w.pod, (*_REQUIRED, "nodeSelectorTerms"))
-    for i, term in enumerate(terms):
+def _open_terms(pod: dict[str, Any], profile: Profile) -> list[int]:
+    """The required nodeAffinity terms that admit preemptible nodes (terms are ORed: each is
+    a hole to close)."""
+    found = []
+    for i, term in enumerate(sequence(pod, (*_REQUIRED, "nodeSelectorTerms"))):
         if not isinstance(term, dict):
             continue
-        single = dict(w.pod)
+        single = dict(pod)
         single["affinity"] = {
             "nodeAffinity": {_REQUIRED[2]: {"nodeSelectorTerms": [term]}},
         }
         if placement_of(single, profile).preemptible:
-            return (*w.pod_path, *_REQUIRED, "nodeSelectorTerms", i)
+            found.append(i)
+    return found
+
+
+def _unconfined_position(w: Workload, profile: Profile) -> Path:
+    """Where to report a long-running pod that can land on preemptible nodes.
+
+    The first required nodeAffinity term that admits preemptible nodes (the hole to close);
+    else the pod's ``affinity`` key (where the exclusion belongs); else the pod spec key.
+    """
+    terms = _open_terms(w.pod, profile)
+    if terms:
+        return (*w.pod_path, *_REQUIRED, "nodeSelectorTerms", terms[0])
     if "affinity" in w.pod:
         return (*w.pod_path, "affinity")
     return w.pod_path
+
+
+def _standard_fix(w: Workload, profile: Profile) -> Fix | None:
+    """The profile's standard placement merged into the pod's affinity: the required
+    ``NotIn`` expression on the preemptible label in every term that admits preemptible
+    nodes, or a first term with it. None where that is the author's call: a term that asks
+    for preemptible nodes by name (``In`` the preemptible value), or an affinity that is not
+    the mappings Kubernetes defines."""
+    excluded = {"key": profile.label_key, "operator": "NotIn", "values": [profile.label_value]}
+    affinity = copy.deepcopy(w.pod.get("affinity", {}))
+    node = affinity.setdefault("nodeAffinity", {}) if isinstance(affinity, dict) else None
+    required = node.setdefault(_REQUIRED[2], {}) if isinstance(node, dict) else None
+    if not isinstance(required, dict):
+        return None
+    terms = required.setdefault("nodeSelectorTerms", [])
+    if not isinstance(terms, list) or not all(isinstance(t, dict) for t in terms):
+        return None
+    if not terms:
+        terms.append({"matchExpressions": [excluded]})
+    for i in _open_terms(w.pod, profile):
+        expressions = terms[i].setdefault("matchExpressions", [])
+        if not isinstance(expressions, list) or any(
+                isinstance(e, dict) and e.get("key") == profile.label_key
+                and e.get("operator") == "In" for e in expressions):
+            return None
+        expressions.append(excluded)
+    return Fix((*w.pod_path, "affinity"), affinity)
 
 
 def _exclusion_hint(w: Workload, profile: Profile) -> str:
@@ -92,7 +128,8 @@ def serving_not_pinned(ctx: Context) -> Iterator[Hit]:
         return
     yield Hit(_unconfined_position(w, ctx.profile),
               f"{_what(w)} is long-running and can land on preemptible nodes "
-              f"({_why_preemptible(w, ctx.profile)}); {_exclusion_hint(w, ctx.profile)}")
+              f"({_why_preemptible(w, ctx.profile)}); {_exclusion_hint(w, ctx.profile)}",
+              fix=_standard_fix(w, ctx.profile))
 
 
 @rule("PM103")
@@ -100,15 +137,18 @@ def coordinator_on_preemptible(ctx: Context) -> Iterator[Hit]:
     w, p = ctx.workload, ctx.workload.placement
     if w.role != "coordinator" or not p.preemptible or w.fault_tolerant:
         return  # (a fault-tolerant head: workers outlive it, a new head recovers its state)
+    fix = None  # confined to preemptible nodes by its own selector: the author's call
     if p.only_preemptible:
         path = p.selects or w.pod_path
         how = "is confined to preemptible nodes"
     else:
         path = _unconfined_position(w, ctx.profile)
         how = f"can run on preemptible nodes ({_why_preemptible(w, ctx.profile)})"
+        fix = _standard_fix(w, ctx.profile)
     yield Hit(path,
               f"{_what(w)} is a coordinator / stateful anchor and {how}: a preemption takes "
-              f"every worker that depends on it down; {_exclusion_hint(w, ctx.profile)}")
+              f"every worker that depends on it down; {_exclusion_hint(w, ctx.profile)}",
+              fix=fix)
 
 
 @rule("PM104")

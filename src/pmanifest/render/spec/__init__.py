@@ -11,6 +11,8 @@ what to do`` (``messages``). The model (``model``) is what render reads. May imp
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from pmanifest.errors import SpecError
 from pmanifest.kube.contract import ROLES
 from pmanifest.kube.profile import DEFAULT_PROFILE, Profile, get_profile
@@ -37,8 +39,12 @@ __all__ = [
 ]
 
 
-def load_spec(text: str, file: str, profile: Profile | None = None) -> Spec:
-    """Parse and validate a spec; a SpecError names the file, line and column of the problem."""
+def load_spec(text: str, file: str, profile: Profile | None = None,
+              fallback: Profile | None = None,
+              resolve: Callable[[str], Profile] = get_profile) -> Spec:
+    """Parse and validate a spec; a SpecError names the file, line and column of the problem.
+    The profile is ``profile`` (a flag's), else the spec's ``cluster.profile`` (a name,
+    ``resolve``d), else ``fallback`` (the config's), else the default."""
     try:
         loaded = load_single(text)
     except YamlProblem as problem:
@@ -59,8 +65,11 @@ def load_spec(text: str, file: str, profile: Profile | None = None) -> Spec:
     check_schema(data, positions, file)
     refuse_non_string_keys(data, positions, file, text)
     integral_floats_to_integers(data)
-    if profile is None:  # --profile wins over cluster.profile
-        profile = get_profile(data.get("cluster", {}).get("profile", DEFAULT_PROFILE))
+    named = data.get("cluster", {}).get("profile")
+    if profile is None and named is not None:  # --profile wins over cluster.profile
+        profile = resolve(named)
+    if profile is None:  # cluster.profile wins over the config's
+        profile = fallback or get_profile(DEFAULT_PROFILE)
     return Checker(data, positions, file, profile).spec()
 
 
