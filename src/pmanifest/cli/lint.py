@@ -9,9 +9,9 @@ rendered, so an error never leaves a half-written report behind.
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path as FsPath
 from typing import TYPE_CHECKING, NamedTuple, TextIO
 
 from pmanifest.errors import ConfigError, InputError
@@ -162,7 +162,7 @@ class _Run:
     checked: list[tuple[str, str]] = field(default_factory=list)  # (file, object), for JUnit
     demands: list[Demand] = field(default_factory=list)  # GPU demand (with --cluster)
     order: dict[str, int] = field(default_factory=dict)  # file -> its place in the input
-    stdin: dict[str, bytes] = field(default_factory=dict)  # what stdin held, by its name
+    kept: dict[str, bytes] = field(default_factory=dict)  # what stdin and FIFOs held (--cluster)
 
     def add(self, linted: Linted | Problem) -> None:
         if isinstance(linted, Problem):
@@ -183,12 +183,16 @@ class _Run:
         self.checked.extend((linted.name, label) for label in linted.result.labels)
 
     def read_again(self, name: str) -> bytes | None:
-        """A linted file's bytes once more (stdin's are kept), to locate late findings."""
-        if name in self.stdin:
-            return self.stdin[name]
+        """A linted file's bytes once more, to locate late findings: a regular file is read
+        again (through the one reader: never a FIFO, which would wait for a writer that is
+        gone); what stdin or a FIFO held was kept when it was read."""
+        if name in self.kept:
+            return self.kept[name]
+        from pmanifest.io.reading import Unreadable, read_limited
+
         try:
-            return FsPath(name).read_bytes()
-        except OSError:
+            return read_limited(name, regular_only=True, record=False)[0]
+        except (OSError, Unreadable):
             return None
 
     @property
@@ -276,11 +280,23 @@ def _reports(request: LintRequest, run: _Run) -> str:
 
 def _kept(items: Iterator[FileRef | Source | Problem], run: _Run,
           options: LintOptions) -> Iterator[FileRef | Source | Problem]:
-    """The inputs, keeping what stdin held when --cluster may need to read it again."""
+    """The inputs, keeping what stdin and FIFOs held when --cluster may need to read them
+    again (a FIFO is read here, once, instead of in a worker)."""
     for item in items:
+        if options.cluster is not None and isinstance(item, FileRef) and _is_fifo(item.path):
+            item = item.read()
         if options.cluster is not None and isinstance(item, Source):
-            run.stdin[item.name] = item.raw
+            run.kept[item.name] = item.raw
         yield item
+
+
+def _is_fifo(path: str) -> bool:
+    import stat
+
+    try:
+        return stat.S_ISFIFO(os.stat(path).st_mode)
+    except OSError:
+        return False
 
 
 def _with_input_findings(run: _Run, options: LintOptions) -> list[Finding]:

@@ -15,7 +15,7 @@ from pmanifest import __version__
 from pmanifest.cli.boundary import EXIT_FINDINGS, Boundary
 from pmanifest.cli.cluster import cluster
 from pmanifest.errors import PmanifestError
-from pmanifest.io.writing import echo, write_bytes
+from pmanifest.io.writing import echo, say, write_bytes
 from pmanifest.kube.contract import DAEMON_ROLE
 from pmanifest.lint.progress import colour_wanted
 from pmanifest.render.output import complete_format, output_format
@@ -97,7 +97,7 @@ def render(spec_path: str, output_format: str | None, output_file: str | None,
     rendered = render_checked(text, name, RenderOptions(kubernetes_version, templates_dir, fmt,
                                                         profile, distributed_output), cluster)
     for warning in rendered.warnings:  # what lint would flag; stdout stays the same
-        click.echo(warning.replace("\n", " "), err=True)
+        say(warning)
     if check_path is not None:
         diff = check_drift(rendered.text, check_path)
         write_bytes(diff.encode("utf-8"))
@@ -196,9 +196,9 @@ def lint(
                           progress=sys.stderr if wanted(sys.stderr) else None)
     result = run_lint(request)
     for warning in result.warnings:
-        click.echo(warning, err=True)
+        say(warning)
     echo(result.stdout, nl=False, color=colour or None)  # the findings, then the summary
-    click.echo(result.summary, err=True)
+    say(result.summary)
     sys.exit(result.exit_code)
 
 

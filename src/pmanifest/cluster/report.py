@@ -9,6 +9,9 @@ from typing import Any
 
 from pmanifest.cluster.events import CLUSTER_READ, KUBECTL, PREEMPTED
 from pmanifest.cluster.history import LOWER_BOUND, History, NodeHistory, Sizing, plural
+from pmanifest.io.limits import MAX_NODE_COLUMN
+from pmanifest.io.terminal import json_text as safe_json
+from pmanifest.io.terminal import shown
 
 
 def stamp(time: datetime | None) -> str | None:
@@ -35,11 +38,13 @@ def percent(fraction: float) -> str:
 # --- text -----------------------------------------------------------------------------------
 
 def text(found: History, sized: Sizing) -> str:
+    """The report for people: each line through the one escaper (node names, reasons, file
+    names and notes come from input: a line feed in one stays inside its line)."""
     lines = [*_header(found), "", *_table(found.nodes), "", *_totals(found), "",
              *_sizing(sized)]
     if found.notes:
         lines += ["", "notes:", *(f"  - {note}" for note in found.notes)]
-    return "\n".join(lines) + "\n"
+    return "".join(shown(line) + "\n" for line in lines)
 
 
 def _header(found: History) -> list[str]:
@@ -69,11 +74,14 @@ def _or_dash(value: int | None) -> str:
 def _table(nodes: tuple[NodeHistory, ...]) -> list[str]:
     if not nodes:
         return ["no node events"]
-    width = max(len("node"), *(len(n.node) for n in nodes))
+    # the column fits the names up to MAX_NODE_COLUMN; a longer one overflows its own row
+    # (padding every row to the longest name made 0.8 MB of events a report of gigabytes)
+    names = [shown(n.node) for n in nodes]
+    width = min(max(len("node"), *(len(name) for name in names)), MAX_NODE_COLUMN)
     lines = [f"{'node':<{width}}  compute      preemptions  observed  preempted at"]
-    for n in nodes:
+    for n, name in zip(nodes, names, strict=True):
         observed = "-" if n.observed is None else duration(n.observed)
-        lines.append(f"{n.node:<{width}}  {n.compute:<11}  {n.preemptions:>11}  "
+        lines.append(f"{name:<{width}}  {n.compute:<11}  {n.preemptions:>11}  "
                      f"{observed:>8}  {_first_preempted(n)}")
     return lines
 
@@ -170,7 +178,7 @@ def json_text(found: History, sized: Sizing) -> str:
         "sizing": _sizing_json(sized),
         "notes": list(found.notes),
     }
-    return json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
+    return safe_json(json.dumps(payload, indent=2, ensure_ascii=False)) + "\n"
 
 
 def _node_json(n: NodeHistory) -> dict[str, Any]:
