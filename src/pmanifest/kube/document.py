@@ -16,6 +16,7 @@ class Document(NamedTuple):
     data: Any
     positions: Positions
     source_lines: tuple[str, ...] = ()  # the whole file's lines, shared, for inline comments
+    prefix: Path = ()  # where the object sits in its YAML document (a List item's items.N)
 
     @property
     def kind(self) -> str | None:
@@ -63,8 +64,10 @@ class ObjectRef(NamedTuple):
 
 
 class Fix(NamedTuple):
-    """A machine-readable fix: set the value at ``path`` (from the object's root) to
-    ``value``, or remove the key with ``remove``. Not applied yet: the place where an
+    """A machine-readable fix: set the value at ``path`` to ``value``, or remove the key with
+    ``remove``. A check gives the path from its object's root; the finding's fix has it from
+    the YAML document's root (an item of a ``kind: List`` is under ``items.N``), where a tool
+    that applies it edits the file. Not applied yet: the place where an
     auto-fix command will attach; ``--format json`` shows it."""
 
     path: Path

@@ -141,14 +141,22 @@ def _commented_marks(line: str) -> Iterator[int]:
             yield i
 
 
-def inline_ignores(doc: Document, pos: Pos) -> set[str]:
-    """Rules ignored by a comment on the line of ``pos`` or the line above."""
+def inline_ignores(doc: Document, pos: Pos, seen: dict[int, set[str]] | None = None
+                   ) -> set[str]:
+    """Rules ignored by a comment on the line of ``pos`` or the line above. ``seen``: what
+    each line ignores, filled as lines are read, for a caller with many findings (a file of
+    one long line, minified JSON, holds them all: reading it for each was quadratic)."""
     ignored: set[str] = set()
     for line_no in (pos.line, pos.line - 1):
-        if 1 <= line_no <= len(doc.source_lines):
+        if not 1 <= line_no <= len(doc.source_lines):
+            continue
+        found = seen.get(line_no) if seen is not None else None
+        if found is None:
             names = comment_names(doc.source_lines[line_no - 1])
-            if names is not None:
-                ignored |= rule_ids(names)
+            found = rule_ids(names) if names is not None else set()
+            if seen is not None:
+                seen[line_no] = found
+        ignored |= found
     return ignored
 
 
