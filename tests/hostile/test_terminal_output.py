@@ -89,3 +89,22 @@ def test_error_messages_escape_what_they_quote(runner: CliRunner, tmp_path: Path
     result = invoke(runner, ["cluster", "events", "r" + EVIL + ".json"])
     assert result.exit_code == 2 and result.stderr.startswith(f"r{SHOWN}.json:")
     assert result.stderr.count("\n") == 1 and _raw_controls(result.stderr) == []
+
+
+def test_a_policy_s_own_text_is_escaped_wherever_shown(runner: CliRunner,
+                                                       tmp_path: Path) -> None:
+    """``rules``, ``explain`` and ``policy test`` print what a policy file says (its summary,
+    rationale, test names): a repository's policies are input too."""
+    (tmp_path / "pol").mkdir()
+    (tmp_path / "pol" / "p.yaml").write_text(json.dumps({
+        "id": "ACME001", "slug": "evil", "severity": "error", "summary": "s" + EVIL,
+        "rationale": "r" + EVIL, "fix": "f", "target": "object",
+        "schema": {"required": ["metadata"]},
+        "tests": [{"name": "t" + EVIL, "manifest": "apiVersion: v1\nkind: ConfigMap\n"
+                   "metadata: {name: x}\n", "findings": []}]}))
+    for args in (["rules", "--policies", "pol"], ["explain", "ACME001", "--policies", "pol"],
+                 ["policy", "test", "pol"]):
+        result = invoke(runner, args)
+        assert result.exit_code == 0, (args, result.stderr)
+        assert _raw_controls(result.stdout + result.stderr) == [], args
+        assert "\\x1b[31mred\\x1b[0m" in result.stdout, args

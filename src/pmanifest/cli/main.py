@@ -15,6 +15,7 @@ from pmanifest import __version__
 from pmanifest.cli.boundary import EXIT_FINDINGS, Boundary
 from pmanifest.cli.cluster import cluster
 from pmanifest.errors import PmanifestError
+from pmanifest.io.terminal import shown, shown_lines
 from pmanifest.io.writing import echo, say, write_bytes
 from pmanifest.kube.contract import DAEMON_ROLE
 from pmanifest.lint.progress import colour_wanted
@@ -229,8 +230,8 @@ def rules(output_format: str, policy_dirs: tuple[str, ...], config_path: str | N
                         indent=2))
         return
     width = max(len(m.slug) for m in metas)
-    echo("".join(f"{m.id}  {m.slug:<{width}}  {m.severity:<7}  {m.summary}{_kinds(m.kinds)}\n"
-                 for m in metas), nl=False)
+    echo("".join(shown(f"{m.id}  {m.slug:<{width}}  {m.severity:<7}  {m.summary}"
+                       f"{_kinds(m.kinds)}") + "\n" for m in metas), nl=False)
 
 
 @contextlib.contextmanager
@@ -275,12 +276,13 @@ def explain(rule_name: str, policy_dirs: tuple[str, ...], config_path: str | Non
     from pmanifest.admission.explain import in_the_cluster
 
     enforced = in_the_cluster(m)
-    echo(f"{m.id} {m.slug} ({m.severity})\n\n{m.summary}\n\n"
+    echo(shown_lines(f"{m.id} {m.slug} ({m.severity})\n\n{m.summary}\n\n"
          f"Applies to:\n  {_applies_to(m)}\n\n"
          + (f"In the cluster:\n  {enforced}\n\n" if enforced else "") +
          f"Why:\n  {m.rationale}\n\nFix:\n  {m.fix}\n\n"
          "Failing example:\n" + _indent(m.example_fail or "(none given)") + "\n"
-         "Passing example:\n" + _indent(m.example_pass or "(none given)") + cluster, nl=False)
+         "Passing example:\n" + _indent(m.example_pass or "(none given)") + cluster),
+         nl=False)  # a user policy's text: through the one escaper, its lines kept
 
 
 _ENGINE_APPLIES = {
@@ -347,7 +349,7 @@ def policy_test(dirs: tuple[str, ...]) -> None:
     from pmanifest.cli.policy import run_policy_tests
 
     lines, failed = run_policy_tests(dirs)
-    echo("".join(line + "\n" for line in lines), nl=False)
+    echo("".join(shown(line) + "\n" for line in lines), nl=False)
     sys.exit(EXIT_FINDINGS if failed else 0)
 
 
