@@ -197,7 +197,7 @@ def template_budgets(work: Path) -> Iterator[str]:
         code, seconds, peak = measure(["render", "-f", "spec.yaml", "--templates",
                                        "templates"], work)
         yield (f"10 template budget: {name}: {seconds:.2f} s, peak {peak:.0f} MB, exit {code} "
-               "(budgets: 5 s per render, 2 MiB per template, 256 MiB of memory)")
+               "(budgets: 5 s per object, 2 MiB per template, 256 MiB of memory)")
 
 
 def _children(pid: int) -> int:
