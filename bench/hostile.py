@@ -1,7 +1,12 @@
 """Time and peak memory of ``pmanifest`` on the hostile inputs of issue 15 whose cost had no
-bound (items 3, 4, 5, 9, 10, 11, 26, 28), one line per input, showing the bound that now holds.
+bound (items 3, 4, 5, 9, 10, 11, 26, 28), and of issue 24 (lines ``24.*``: the events table,
+config and policy files past the cap, shell inlining and parsing, findings on one line of
+JSON, ``render --check`` of a reordered file), one line per input, showing the bound that now
+holds and, in parentheses, what the same input cost before (commit 46ffbe4, on the shared
+2-CPU development machine).
 
     python bench/hostile.py
+    python bench/hostile.py --only 24     # the sections of one issue
 
 Each input runs in a real process under ``/usr/bin/time -v`` (peak RSS from there, or from
 ``getrusage`` without it). Nothing here asserts a time: it prints figures.
@@ -192,7 +197,7 @@ def template_budgets(work: Path) -> Iterator[str]:
         code, seconds, peak = measure(["render", "-f", "spec.yaml", "--templates",
                                        "templates"], work)
         yield (f"10 template budget: {name}: {seconds:.2f} s, peak {peak:.0f} MB, exit {code} "
-               "(budgets: 5 s per render, 2 MiB per template, 256 MiB of memory)")
+               "(budgets: 5 s per object, 2 MiB per template, 256 MiB of memory)")
 
 
 def _children(pid: int) -> int:
@@ -273,13 +278,104 @@ def surrogates(work: Path) -> Iterator[str]:
                f"{plain_seconds:.2f} s, peak {plain_peak:.0f} MB")
 
 
+def _figure(code: int, seconds: float, peak: float) -> str:
+    return f"{seconds:.2f} s, peak {peak:.0f} MB, exit {code}"
+
+
+def events_table(work: Path) -> Iterator[str]:
+    """Issue 24: every row of the table was padded to the longest node name."""
+    events = [{"node_name": f"gpu-preemptible-dp-{i:05}", "reason": "TogetherNodeAdded",
+               "timestamp": "2025-03-02T06:12:40Z"} for i in range(4_000)]
+    events.append({"node_name": "gpu-preemptible-dp-" + "x" * 600_000,
+                   "reason": "TogetherNodeAdded", "timestamp": "2025-03-02T06:12:40Z"})
+    path = work / "read.json"
+    path.write_text(json.dumps({"cluster_id": "c", "num_gpus": 8,
+                                "node_lifecycle_events": events}))
+    code, seconds, peak = measure(["cluster", "events", path.name], work)
+    yield (f"24.events cluster events table, 4,000 nodes and one name of 600 KB "
+           f"({path.stat().st_size / 1e6:.1f} MB): {_figure(code, seconds, peak)} (before: "
+           "every row padded to the longest name: 35.6 s, peak 6,895 MB)")
+
+
+def config_files(work: Path) -> Iterator[str]:
+    """Issue 24: the config and policy files were read whole, past the 64 MiB cap."""
+    (work / "pod.yaml").write_text(POD)
+    with open(work / "pyproject.toml", "wb") as handle:
+        handle.write(b"[tool.pmanifest]\n")
+        handle.truncate(300 << 20)
+    code, seconds, peak = measure(["lint", "pod.yaml"], work)
+    yield (f"24.config a 300 MiB pyproject.toml: {_figure(code, seconds, peak)} (refused unread;"
+           " before: read whole, 3.6 s, peak 618 MB)")
+    (work / "pyproject.toml").unlink()
+    (work / "pol").mkdir()
+    with open(work / "pol" / "big.yaml", "wb") as handle:
+        handle.truncate(300 << 20)
+    code, seconds, peak = measure(["lint", "pod.yaml", "--policies", "pol"], work)
+    yield (f"24.policy a 300 MiB policy file: {_figure(code, seconds, peak)} (refused unread; "
+           "before: read whole, 2.8 s, peak 619 MB)")
+
+
+def shell_bytes(work: Path) -> Iterator[str]:
+    """Issue 24: inlining was bounded in statements, not bytes; tree-sitter had no bound."""
+    body = "echo " + "A" * 100_000
+    script = f"f() {{ {body}; }}\ntrap 'f; exit 143' TERM\n" + "f\n" * 125_000
+    path = work / "inline.yaml"
+    path.write_text(_job(script))
+    code, seconds, peak = measure(["lint", path.name], work)
+    yield (f"24.inlining a 100 KB function called 125,000 times ({len(script) / 1e3:.0f} KB "
+           f"script): {_figure(code, seconds, peak)} (opaque, PM006; before: 0.1 MB a call, "
+           "508 MB at 5,000 calls: about 12 GB here)")
+    path = work / "broken.yaml"
+    path.write_text(_job("a=(" * 20_000))
+    code, seconds, peak = measure(["lint", path.name], work)
+    yield (f"24.parser 60 KB of 'a=(' in a script: {_figure(code, seconds, peak)} (the parse "
+           "stops at 1 s + 20 ms per KiB: opaque, PM006; before: 32.6 s)")
+
+
+def one_line_json(work: Path) -> Iterator[str]:
+    """Issue 24: each finding scanned its whole line for an ignore comment."""
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+           "spec": {"nodeSelector": {"together.ai/compute_class": "preemptible"},
+                    "containers": [{"name": "a", "image": "b"}]}}
+    path = work / "all.json"
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [pod] * 8_000}))
+    code, seconds, peak = measure(["lint", path.name, "--select", "PM105"], work)
+    yield (f"24.json 8,000 findings on one line of JSON ({path.stat().st_size / 1e6:.1f} MB): "
+           f"{_figure(code, seconds, peak)} (before: 15.5 s, quadratic)")
+
+
+def drift_check(work: Path) -> Iterator[str]:
+    """Issue 24: render --check ran difflib over every line of a reordered file."""
+    import random
+
+    shutil.copy(ROOT / "examples" / "finetune-sigterm.yaml", work / "one.yaml")
+    text = (work / "one.yaml").read_text()
+    head, workload = text.split("workloads:\n")
+    spec = head + "workloads:\n" + "".join(workload.replace("name: finetune", f"name: ft{i}")
+                                           for i in range(400))
+    (work / "spec.yaml").write_text(spec)
+    rendered = subprocess.run([*PMANIFEST, "render", "-f", "spec.yaml"], cwd=work,
+                              capture_output=True, text=True, check=False).stdout
+    lines = rendered.splitlines(keepends=True)
+    random.Random(24).shuffle(lines)
+    (work / "committed.yaml").write_text("".join(lines))
+    code, seconds, peak = measure(["render", "-f", "spec.yaml", "--check", "committed.yaml"],
+                                  work)
+    yield (f"24.check render --check of a reordered file of {len(lines):,} lines: "
+           f"{_figure(code, seconds, peak)} (one hunk past 20,000 lines; before: 72.5 s)")
+
+
 SECTIONS: list[Callable[[Path], Iterator[str]]] = [
     shell_inlining, shell_nesting, endless_inputs, template_budgets, jobs_cap, policies,
-    surrogates]
+    surrogates, events_table, config_files, shell_bytes, one_line_json, drift_check]
+
+
+ISSUE_24 = [events_table, config_files, shell_bytes, one_line_json, drift_check]
 
 
 def main() -> None:
-    for section in SECTIONS:
+    sections = ISSUE_24 if sys.argv[1:] == ["--only", "24"] else SECTIONS
+    for section in sections:
         with tempfile.TemporaryDirectory() as tmp:
             for line in section(Path(tmp)):
                 print(line, flush=True)

@@ -14,6 +14,11 @@ _.intercepted_binops
 _.log_errors
 # spelled in templates/supervisor.sh; tests/preemption checks the script against it
 UNEXPECTED_TERM_EXIT
-# callback signatures fixed by their callers (Jinja's finalize, signal handlers)
+# callback signatures fixed by their callers (Jinja's finalize, signal handlers, tree-sitter's
+# read and progress callbacks)
 eval_ctx
 signum
+point
+has_error
+# shown in the README's "Hostile input" section; tests/test_limits.py keeps the two equal
+LIMITS

@@ -120,8 +120,12 @@ def builtin() -> dict[str, RuleMeta]:
 
     rules: dict[str, RuleMeta] = {}
     for name in catalogue_files():
-        items = load_shipped(name, FILE_SCHEMA, CATALOGUE_WORDS, RegistryError)
-        for meta in metas_of(items, f"policies/{name}"):
+        source = f"policies/{name}"
+
+        def build(items: list[dict[str, Any]], source: str = source) -> list[RuleMeta]:
+            return metas_of(items, source)
+
+        for meta in load_shipped(name, FILE_SCHEMA, CATALOGUE_WORDS, RegistryError, build=build):
             _add(rules, meta)
     return rules
 
@@ -206,8 +210,11 @@ def plugins_declared() -> bool:
 
 
 def _read(path: str) -> str:
+    """An installed distribution's ``entry_points.txt`` (a small regular file), or ""."""
+    from pmanifest.io.reading import Unreadable, read_limited
+
     try:
-        with open(path, encoding="utf-8") as handle:
-            return handle.read()
-    except OSError:
+        return read_limited(path, regular_only=True, record=False)[0].decode("utf-8",
+                                                                            "replace")
+    except (OSError, Unreadable):
         return ""

@@ -100,3 +100,21 @@ def test_bad_requests(text: str, message: str) -> None:
     with pytest.raises(InputError) as caught:
         parse_request(text, "x")
     assert str(caught.value) == message
+
+
+@pytest.mark.parametrize("end", ["\r", "\v", "\f", "\u2028", "\u2029", "\x85"])
+def test_a_comment_runs_on_past_what_sh_does_not_end_a_line_with(end: str) -> None:
+    """Issue 24: ``# note<CR>tg beta clusters create ...`` was taken for a command line (its
+    lines were split as Python splits them) that the lexer, reading lines as sh does, saw none
+    of: an IndexError. sh ends a comment at a line feed only."""
+    text = f"# saved from my terminal{end}tg beta clusters create --num-gpus 8\n"
+    with pytest.raises(InputError):
+        parse_request(text, "x")
+    after = parse_request(f"# saved{end}x\ntg beta clusters create --num-gpus 8\n", "x")
+    assert (after.kind, after.get("num_gpus")) == (CREATE, 8)
+
+
+def test_assignments_without_a_command() -> None:
+    with pytest.raises(InputError) as caught:
+        parse_request("TOGETHER_PROJECT_ID=p tg\n", "x")
+    assert "expected `tg beta clusters create ...`" in str(caught.value)

@@ -40,12 +40,13 @@ def test_directory_with_loops_dangling_and_unreadable_entries(
     (repo / "sub" / "loop").symlink_to("..")
     (repo / "dangling.yaml").symlink_to("nowhere.yaml")
     (repo / "mem.yaml").symlink_to(UNREADABLE_TARGET)
-    os.mkfifo(repo / "fifo.yaml")  # must not block the walk (it is not a regular file)
+    os.mkfifo(repo / "fifo.yaml")  # must not block the walk, nor pass without a word (24)
     result = invoke(runner, ["lint", "--disable", "PM302", "repo"])
     assert result.exit_code == 1
     assert result.stdout.startswith("repo/pod.yaml:5:3: error PM201[grace-period-over-limit] ")
     assert result.stderr.splitlines() == [
         "repo/dangling.yaml: warning: dangling symbolic link; skipped",
+        "repo/fifo.yaml: warning: not a regular file (a FIFO, a device or a socket); skipped",
         "repo/mem.yaml: warning: cannot read: Input/output error",
         "repo/sub/loop: warning: symlink loop; directory skipped",
         summary("1 error, 0 warnings, 0 info in 2 files (2 objects)", 18).rstrip("\n"),

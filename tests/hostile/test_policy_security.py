@@ -300,3 +300,63 @@ def test_pattern_properties_meet_a_number_key(tmp_path: Path, runner: CliRunner,
     assert (result.exit_code, result.stdout, result.stderr) == (
         1, "".join(line + "\n" for line in expected),
         summary("1 error, 0 warnings, 0 info in 1 file (1 object)", 3))
+
+
+@pytest.mark.parametrize("ref", ["#/allOf/0", "#/anyOf/1/not", "#/$defs/named/allOf/0"])
+def test_an_internal_ref_into_a_list_resolves(tmp_path: Path, runner: CliRunner,
+                                              ref: str) -> None:
+    """Issue 24: ``#/allOf/0`` was refused as "does not point at a subschema" (the walk keyed
+    list items by number, the pointer by text); references that resolve work, wherever."""
+    schema = f"""\
+    $defs:
+      named: {{allOf: [{{properties: {{metadata: {{required: [labels]}}}}}}]}}
+    allOf:
+      - {{properties: {{metadata: {{required: [labels]}}}}}}
+    anyOf:
+      - {{required: [kind]}}
+      - {{not: {{properties: {{metadata: {{required: [labels]}}}}}}}}
+    $ref: '{ref}'
+    """
+    code, out, err = _lint_with(tmp_path, runner, schema)
+    assert code == 1 and "metadata: 'labels' is a required property" in out, err
+    assert "errors, 0 warnings, 0 info in 1 file (1 object, 3 rules)" in err
+
+
+@pytest.mark.parametrize("ref", ["#/allOf/1", "#/allOf/01", "#/allOf", "#/allOf/x",
+                                 "#/properties"])
+def test_an_internal_ref_that_names_no_subschema_is_refused(tmp_path: Path, runner: CliRunner,
+                                                            ref: str) -> None:
+    schema = f"allOf: [{{required: [metadata]}}]\nproperties: {{}}\n$ref: '{ref}'\n"
+    assert _lint_with(tmp_path, runner, schema) == (2, "", (
+        f"pol/p.yaml:11:9: $ref {ref!r} does not point at a subschema of this policy's "
+        "schema\n"))
+
+
+@pytest.mark.parametrize("depth", [95, 150, 190])
+@pytest.mark.parametrize("how", ["not", "allOf", "$ref"])
+def test_a_deep_schema_is_refused_at_load_time(tmp_path: Path, runner: CliRunner, depth: int,
+                                               how: str) -> None:
+    """Issue 24: a schema 95-190 levels deep overflowed Python's stack (RecursionError, exit
+    3) when jsonschema checked or ran it; through a chain of $refs too."""
+    if how == "$ref":
+        schema = "$defs:\n" + "".join(f"  d{i}: {{not: {{$ref: '#/$defs/d{i + 1}'}}}}\n"
+                                      for i in range(depth)) + \
+            f"  d{depth}: {{required: [x]}}\n$ref: '#/$defs/d0'\n"
+    else:
+        opening = "{not: " if how == "not" else "{allOf: ["
+        closing = "}" if how == "not" else "]}"
+        schema = opening * depth + "{required: [x]}" + closing * depth + "\n"
+    code, out, err = _lint_with(tmp_path, runner, schema)
+    assert (code, out) == (2, "")
+    deep = err.endswith(": schema is nested more than 64 subschemas deep (through its $refs "
+                        "too); flatten it\n")
+    assert err.startswith("pol/p.yaml:") and (deep or "nested more than 200 levels" in err)
+
+
+@pytest.mark.parametrize(("nots", "code"), [(62, 1), (63, 0)])
+def test_a_schema_64_levels_deep_still_runs(tmp_path: Path, runner: CliRunner, nots: int,
+                                            code: int) -> None:
+    """``required: [x]`` fails on the ConfigMap (it has no x): under an even number of nots
+    the policy fails, under an odd one it passes; 63 nots and it are 64 levels."""
+    schema = "{not: " * nots + "{required: [x]}" + "}" * nots + "\n"
+    assert _lint_with(tmp_path, runner, schema)[0] == code

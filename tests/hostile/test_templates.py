@@ -20,11 +20,23 @@ ROOT = Path(__file__).resolve().parents[2]
 SPEC = ROOT / "examples" / "finetune-sigterm.yaml"  # one worker: renders job.yaml.j2
 HEAD = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n"
 
+_DEEP = ("{% set ns = namespace(x=[]) %}{% for i in range(5000) %}{% set ns.x = [ns.x] %}"
+         "{% endfor %}")
+_DEEP_DATA = ("template failed: it builds data nested too deep to handle (a list or map "
+              "inside itself thousands of levels deep)")
 # name -> (job.yaml.j2, line, message); every case exits 2 with nothing on stdout
 FAILING: dict[str, tuple[str | bytes, int | None, str]] = {
     "self-include": (HEAD + "{% include 'job.yaml.j2' %}\n", 4,
-                     "template failed: it includes itself (or templates include each other) "
-                     "without end"),
+                     "template failed: it includes itself (or templates include each other, "
+                     "or a macro calls itself) without end"),
+    "a macro calling itself": (HEAD + "{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}"
+                               "{{ f(0) }}\n", 4,
+                               "template failed: it includes itself (or templates include "
+                               "each other, or a macro calls itself) without end"),
+    # issue 24: deep data was said to be an include loop
+    "deep data in the output": (HEAD + _DEEP + "data: {a: {{ ns.x }}}\n", 4, _DEEP_DATA),
+    "deep data in a filter": (HEAD + _DEEP + "data: {a: {{ ns.x|string|length }}}\n", 4,
+                              _DEEP_DATA),
     "division-by-zero": (HEAD + "data: {a: {{ 1 / 0 }}}\n", 4,
                          "template failed: ZeroDivisionError: division by zero"),
     "pop-an-empty-list": (HEAD + "data:\n  a: {{ [].pop() }}\n", 5,
@@ -85,8 +97,8 @@ def test_nested_loops_run_out_of_time(runner: CliRunner, tmp_path: Path) -> None
     templates = _templates(tmp_path, loops)
     result = invoke(runner, ["render", "-f", "spec.yaml", "--templates", "templates"])
     assert (result.exit_code, result.stdout, result.stderr) == (2, "", (
-        f"{templates / 'job.yaml.j2'}:5: template ran longer than 5 s (the time budget of a "
-        "render); fix the template\n"))
+        f"{templates / 'job.yaml.j2'}:5: template ran longer than 5 s (the time budget of "
+        "one object); fix the template\n"))
 
 
 def test_budgets_in_a_real_process(tmp_path: Path) -> None:
@@ -95,8 +107,8 @@ def test_budgets_in_a_real_process(tmp_path: Path) -> None:
     templates = _templates(tmp_path, loops)
     proc = run_real(["render", "-f", "spec.yaml", "--templates", "templates"], tmp_path)
     assert (proc.returncode, proc.stdout, proc.stderr.decode()) == (2, b"", (
-        f"{templates / 'job.yaml.j2'}:4: template ran longer than 5 s (the time budget of a "
-        "render); fix the template\n"))
+        f"{templates / 'job.yaml.j2'}:4: template ran longer than 5 s (the time budget of "
+        "one object); fix the template\n"))
 
 
 def test_a_latin1_byte_in_a_template_file(runner: CliRunner, tmp_path: Path) -> None:
@@ -166,5 +178,29 @@ def test_compiling_a_huge_template_is_within_the_budgets(tmp_path: Path) -> None
                            + "{% endif %}\n")
     proc = _render_capped(tmp_path)
     assert (proc.returncode, proc.stdout, proc.stderr.decode()) == (2, b"", (
-        f"{templates / 'job.yaml.j2'}: template ran longer than 5 s (the time budget of a "
-        "render); fix the template\n"))
+        f"{templates / 'job.yaml.j2'}: template ran longer than 5 s (the time budget of "
+        "one object); fix the template\n"))
+
+
+def test_the_time_budget_grows_with_the_spec(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 24: one budget for the whole render ran out inside the built-in templates for a
+    valid spec of 1,000 workloads on a busy machine (an internal error). Each object has the
+    budget: here made small (0.5 s), so that 400 workloads take longer in all than it, each
+    far less."""
+    import time
+
+    from pmanifest.io import limits
+    from pmanifest.render import sandbox
+    from pmanifest.render.engine import render_text
+
+    monkeypatch.setattr(limits, "TEMPLATE_SECONDS", 0.5)
+    monkeypatch.setattr(sandbox, "RENDER_SECONDS", 0.5)  # (where the budget was read before)
+    text = SPEC.read_text()
+    head, workload = text.split("workloads:\n")
+    spec = head + "workloads:\n" + "".join(
+        workload.replace("name: finetune", f"name: ft{i}") for i in range(400))
+    start = time.monotonic()
+    out = render_text(spec, "spec.yaml")
+    if time.monotonic() - start < 0.5:
+        pytest.skip("this machine rendered 400 workloads within one object's budget")
+    assert out.count("kind: Job") == 400

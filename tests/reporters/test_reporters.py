@@ -119,13 +119,15 @@ def test_sarif_uri_is_relative_to_the_working_directory(
 
 
 def test_github_escapes_data_and_properties() -> None:
-    assert escape_data("100%\r\nnext") == "100%25%0D%0Anext"
-    assert escape_property("a:b,c%\n") == "a%3Ab%2Cc%25%0A"
+    # CR, LF and other controls are written by the one escaper first (issue 24): a message
+    # quoting input never breaks a line of the log, nor colours it
+    assert escape_data("100%\r\nnext\x1b[31m") == "100%25\\r\\nnext\\x1b[31m"
+    assert escape_property("a:b,c%\n") == "a%3Ab%2Cc%25\\n"
     lines = reporter("github")(FINDINGS, SUMMARY, False).splitlines()
     assert len(lines) == len(FINDINGS)  # a newline in a message never splits a command
     assert lines[2] == ("::error file=jobs/train.yaml,line=9,col=7,"
                         "title=PM201 grace-period-over-limit::grace period 600 s exceeds the "
-                        "300 s cap: 100%25 of it, then%0Athe node is gone")
+                        "300 s cap: 100%25 of it, then\\nthe node is gone")
     assert lines[3].startswith("::warning file=dir%2Cx/a%3Ab.yaml,line=2,col=1,")
     assert lines[4].startswith("::notice file=<stdin>,line=12,col=15,")
 
@@ -146,7 +148,7 @@ def test_junit_groups_findings_by_object_and_escapes() -> None:
     assert failure.get("type") == "warning"
     assert failure.get("message") == (
         "PM401 preemption-counts-as-failure: no podFailurePolicy: <Ignore> & "
-        "\"DisruptionTarget\", 'please'\ufffd[0m")
+        "\"DisruptionTarget\", 'please'\\x1b[0m")
 
 
 def test_json_shows_a_fix_only_where_a_check_gave_one() -> None:

@@ -197,3 +197,36 @@ def test_lint_fix_on_every_case_removes_only_values_and_is_idempotent() -> None:
                 assert tag == "equal" or not any(c in removed for c in "#\n:{}[],&*"), \
                     (stem, case["name"], removed)
     assert applied > 50  # the cases exercise the fixes
+
+
+def test_a_fix_in_a_list_is_from_the_document_root() -> None:
+    """Issue 24: in a ``kind: List`` the fix's path was the item's (``spec...``), which no tool
+    could apply to the file; it is the document's (``items.1.spec...``), and applying it there
+    removes the finding, nested Lists included."""
+    job = yaml.safe_load(textwrap.dedent("""\
+        apiVersion: batch/v1
+        kind: Job
+        metadata: {name: train}
+        spec:
+          podFailurePolicy:
+            rules: [{action: Ignore, onPodConditions: [{type: DisruptionTarget}]}]
+          template:
+            spec:
+              restartPolicy: Never
+              terminationGracePeriodSeconds: 900
+              nodeSelector: {together.ai/compute-class: preemptible}
+              containers: [{name: main, image: busybox}]
+        """))
+    config = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}
+    inner = {"apiVersion": "v1", "kind": "List", "items": [config, job]}
+    listing = {"apiVersion": "v1", "kind": "List", "items": [config, job, inner]}
+    found = _lint(listing, {"PM201"}, "together")
+    grace = ("spec", "template", "spec", "terminationGracePeriodSeconds")
+    assert [f.fix for f in found] == [Fix(("items", 1, *grace), 300),
+                                      Fix(("items", 2, "items", 1, *grace), 300)]
+    fixed = listing
+    for finding in found:
+        assert finding.fix is not None
+        fixed = _applied(fixed, finding.fix)
+    assert _lint(fixed, {"PM201"}, "together") == []
+    assert [f.path for f in found] == [".".join(grace)] * 2  # the finding's own: the object's

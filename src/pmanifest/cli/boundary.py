@@ -15,7 +15,7 @@ from typing import Any
 import click
 
 from pmanifest.errors import PmanifestError
-from pmanifest.io.writing import ClosedStdout, echo, unwritable
+from pmanifest.io.writing import ClosedStdout, echo, say, unwritable
 
 EXIT_FINDINGS = 1
 EXIT_USAGE = 2
@@ -65,12 +65,17 @@ class Boundary(click.Group):
     def main(self, *args: Any, **kwargs: Any) -> Any:
         if sys.stdout is None:  # started with descriptor 1 closed (>&-)
             sys.stdout = ClosedStdout()
+        # Every integer read is at most MAX_INTEGER_DIGITS long (io.limits, checked before it
+        # is converted); what the checks compute from them (a sum, a product of a count and
+        # a size) may be a little longer, and must print: Python's own limit on converting
+        # integers to text guards programs that convert unbounded input, which none here does.
+        sys.set_int_max_str_digits(0)
         try:
             return super().main(*args, **kwargs)
         except OSError as exc:  # click's own output (--help, --version) could not be written
             if exc.errno == errno.EPIPE:  # (click ends a broken pipe itself; never seen here)
                 raise
-            click.echo(f"pmanifest: {unwritable(exc)}", err=True)
+            say(f"pmanifest: {unwritable(exc)}")
             sys.exit(EXIT_USAGE)
 
     def invoke(self, ctx: click.Context) -> Any:
@@ -80,8 +85,7 @@ class Boundary(click.Group):
         try:
             return super().invoke(ctx)
         except PmanifestError as exc:
-            message = str(exc) if exc.file else f"pmanifest: {exc}"
-            click.echo(message.replace("\n", " "), err=True)
+            say(str(exc) if exc.file else f"pmanifest: {exc}")
             ctx.exit(EXIT_USAGE)
         except (click.exceptions.Exit, click.ClickException, click.Abort):
             raise
@@ -91,9 +95,6 @@ class Boundary(click.Group):
         except KeyboardInterrupt:  # Ctrl-C: the user knows; no traceback, no "Aborted!"
             ctx.exit(EXIT_INTERRUPTED)
         except Exception as exc:
-            click.echo(
-                f"pmanifest: internal error: {type(exc).__name__}: {exc} "
-                "(this is a bug in pmanifest; please report it with the input that caused it)",
-                err=True,
-            )
+            say(f"pmanifest: internal error: {type(exc).__name__}: {exc} "
+                "(this is a bug in pmanifest; please report it with the input that caused it)")
             ctx.exit(EXIT_INTERNAL)

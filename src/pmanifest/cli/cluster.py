@@ -4,13 +4,28 @@ and checkpoint sizing. Registered on the main group by :mod:`pmanifest.cli.main`
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import click
 
 from pmanifest.cli.boundary import Group
-from pmanifest.io.writing import echo
+from pmanifest.io.writing import echo, say
 from pmanifest.lint.progress import colour_wanted
 from pmanifest.reporters import FORMATS
+
+
+class _Seconds(click.FloatRange):
+    """A duration in seconds: a finite number (``nan`` and ``inf`` parse as floats, and a
+    range lets NaN through: no comparison with it is false)."""
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> Any:
+        import math
+
+        number = super().convert(value, param, ctx)
+        if isinstance(number, float) and not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number of seconds", param, ctx)
+        return number
 
 
 @click.group(cls=Group)
@@ -46,7 +61,7 @@ def cluster_check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tup
         paths, pair_outputs(formats, outputs), fail_on, kind, disable, colour_wanted(color)))
     echo(output, nl=False)
     for message in messages:
-        click.echo(message, err=True)
+        say(message)
     sys.exit(exit_code)
 
 
@@ -56,7 +71,7 @@ def cluster_check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tup
               show_default=True)
 @click.option("--plot", "plot_path", default=None, metavar="FILE",
               help="Also write an SVG timeline of the events, one row per node (atomically).")
-@click.option("--checkpoint-seconds", type=click.FloatRange(min=0, min_open=True),
+@click.option("--checkpoint-seconds", type=_Seconds(min=0, min_open=True),
               default=None, metavar="SECONDS",
               help="How long one checkpoint takes [default: the spec's "
                    "checkpoint.expectedSeconds, else 90, about what a checkpoint of a "

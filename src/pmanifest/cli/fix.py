@@ -71,7 +71,7 @@ def run_fix(request: LintRequest, config: Config) -> LintResult:
             by_file.setdefault(finding.file, []).append(finding)
     fixed: dict[str, tuple[bytes, Fixed]] = {}
     for name, findings in by_file.items():
-        raw = found.run.stdin.get(name) if name in found.run.stdin else _read(name)
+        raw = found.run.kept.get(name) if name in found.run.kept else _read(name)
         if raw is not None:
             fixed[name] = (raw, fix_file(raw, findings, _relint(name, found.options)))
     messages = _said(fixed, request.fix == "diff")

@@ -9,9 +9,9 @@ rendered, so an error never leaves a half-written report behind.
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path as FsPath
 from typing import TYPE_CHECKING, NamedTuple, TextIO
 
 from pmanifest.errors import ConfigError, InputError
@@ -77,6 +77,7 @@ class LintResult(NamedTuple):
     warnings: list[str]  # stderr lines to print before the findings
     summary: str  # the one-line summary, printed on stderr after the findings
     exit_code: int
+    notes: tuple[str, ...] = ()  # stderr lines after the summary (what a baseline held)
 
 
 def pair_outputs(formats: tuple[str, ...], paths: tuple[str, ...]) -> tuple[Output, ...]:
@@ -169,7 +170,7 @@ class _Run:
     checked: list[tuple[str, str]] = field(default_factory=list)  # (file, object), for JUnit
     demands: list[Demand] = field(default_factory=list)  # GPU demand (with --cluster)
     order: dict[str, int] = field(default_factory=dict)  # file -> its place in the input
-    stdin: dict[str, bytes] = field(default_factory=dict)  # what stdin held, by its name
+    kept: dict[str, bytes] = field(default_factory=dict)  # what stdin and FIFOs held (--cluster)
 
     def add(self, linted: Linted | Problem) -> None:
         if isinstance(linted, Problem):
@@ -190,12 +191,16 @@ class _Run:
         self.checked.extend((linted.name, label) for label in linted.result.labels)
 
     def read_again(self, name: str) -> bytes | None:
-        """A linted file's bytes once more (stdin's are kept), to locate late findings."""
-        if name in self.stdin:
-            return self.stdin[name]
+        """A linted file's bytes once more, to locate late findings: a regular file is read
+        again (through the one reader: never a FIFO, which would wait for a writer that is
+        gone); what stdin or a FIFO held was kept when it was read."""
+        if name in self.kept:
+            return self.kept[name]
+        from pmanifest.io.reading import Unreadable, read_limited
+
         try:
-            return FsPath(name).read_bytes()
-        except OSError:
+            return read_limited(name, regular_only=True, record=False)[0]
+        except (OSError, Unreadable):
             return None
 
     @property
@@ -259,8 +264,8 @@ def lint_with(request: LintRequest, config: Config) -> LintResult:
     if run.objects == 0 and not failed and not request.allow_empty:
         _nothing_checked(request, run, exclude)
     stdout = _reports(request, run, written)
-    summary = "\n".join([summary_line(run.summary), *notes])
-    return LintResult(stdout, run.messages, summary, 1 if failed else 0)
+    return LintResult(stdout, run.messages, summary_line(run.summary), 1 if failed else 0,
+                      tuple(notes))
 
 
 def _new_run(request: LintRequest, config: Config) -> _Run:
@@ -322,11 +327,23 @@ def _reports(request: LintRequest, run: _Run, written: Mapping[Target, str]) -> 
 
 def _kept(items: Iterator[FileRef | Source | Problem], run: _Run,
           keep: bool) -> Iterator[FileRef | Source | Problem]:
-    """The inputs, keeping what stdin held when it is read again (--cluster, --diff)."""
+    """The inputs, keeping what stdin and FIFOs held when they are read again (--cluster,
+    --diff; a FIFO is read here, once, instead of in a worker)."""
     for item in items:
+        if keep and isinstance(item, FileRef) and _is_fifo(item.path):
+            item = item.read()
         if keep and isinstance(item, Source):
-            run.stdin[item.name] = item.raw
+            run.kept[item.name] = item.raw
         yield item
+
+
+def _is_fifo(path: str) -> bool:
+    import stat
+
+    try:
+        return stat.S_ISFIFO(os.stat(path).st_mode)
+    except OSError:
+        return False
 
 
 def _with_input_findings(run: _Run, options: LintOptions) -> list[Finding]:

@@ -15,7 +15,8 @@ from pmanifest import __version__
 from pmanifest.cli.boundary import EXIT_FINDINGS, Boundary
 from pmanifest.cli.cluster import cluster
 from pmanifest.errors import PmanifestError
-from pmanifest.io.writing import echo, write_bytes
+from pmanifest.io.terminal import shown, shown_lines
+from pmanifest.io.writing import echo, say, write_bytes
 from pmanifest.kube.contract import DAEMON_ROLE
 from pmanifest.lint.progress import colour_wanted
 from pmanifest.render.output import complete_format, output_format
@@ -207,9 +208,10 @@ def lint(
     else:
         result = run_lint(request)
     for warning in result.warnings:
-        click.echo(warning, err=True)
+        say(warning)
     echo(result.stdout, nl=False, color=colour or None)  # the findings, then the summary
-    click.echo(result.summary, err=True)
+    for line in (result.summary, *result.notes):
+        say(line)  # each its own line, escaped
     sys.exit(result.exit_code)
 
 
@@ -240,8 +242,8 @@ def rules(output_format: str, policy_dirs: tuple[str, ...], config_path: str | N
                         indent=2))
         return
     width = max(len(m.slug) for m in metas)
-    echo("".join(f"{m.id}  {m.slug:<{width}}  {m.severity:<7}  {m.summary}{_kinds(m.kinds)}\n"
-                 for m in metas), nl=False)
+    echo("".join(shown(f"{m.id}  {m.slug:<{width}}  {m.severity:<7}  {m.summary}"
+                       f"{_kinds(m.kinds)}") + "\n" for m in metas), nl=False)
 
 
 @contextlib.contextmanager
@@ -293,12 +295,14 @@ def explain(rule_name: str, policy_dirs: tuple[str, ...], config_path: str | Non
     def prose(title: str, text: str) -> str:
         return f"{title}:\n{wrap(text, width, '  ')}\n\n"
 
-    echo(f"{m.id} {m.slug} ({m.severity})\n\n{wrap(m.summary, width)}\n\n"
-         + prose("Applies to", _applies_to(m))
-         + (prose("In the cluster", enforced) if enforced else "")
-         + prose("Why", m.rationale) + prose("Fix", m.fix)
-         + "Failing example:\n" + _indent(m.example_fail or "(none given)") + "\n"
-         "Passing example:\n" + _indent(m.example_pass or "(none given)") + cluster, nl=False)
+    # a user policy's text is input: through the one escaper, its lines kept
+    echo(shown_lines(f"{m.id} {m.slug} ({m.severity})\n\n{wrap(m.summary, width)}\n\n"
+                     + prose("Applies to", _applies_to(m))
+                     + (prose("In the cluster", enforced) if enforced else "")
+                     + prose("Why", m.rationale) + prose("Fix", m.fix)
+                     + "Failing example:\n" + _indent(m.example_fail or "(none given)") + "\n"
+                     "Passing example:\n" + _indent(m.example_pass or "(none given)")
+                     + cluster), nl=False)
 
 
 _ENGINE_APPLIES = {
@@ -365,7 +369,7 @@ def policy_test(dirs: tuple[str, ...]) -> None:
     from pmanifest.cli.policy import run_policy_tests
 
     lines, failed = run_policy_tests(dirs)
-    echo("".join(line + "\n" for line in lines), nl=False)
+    echo("".join(shown(line) + "\n" for line in lines), nl=False)
     sys.exit(EXIT_FINDINGS if failed else 0)
 
 

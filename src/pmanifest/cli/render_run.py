@@ -16,11 +16,9 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, NamedTuple
 
-import click
-
 from pmanifest.cli.boundary import EXIT_FINDINGS
 from pmanifest.errors import PmanifestError
-from pmanifest.io.writing import write_bytes
+from pmanifest.io.writing import say, write_bytes
 
 if TYPE_CHECKING:
     from pmanifest.cluster.request import ClusterRequest
@@ -70,7 +68,7 @@ def run_render(request: RenderRequest) -> None:
     settings = LintSettings(config.rules, config.roles, config.inline_suppressions)
     rendered = render_checked(text, name, options, cluster, profile, settings)
     for warning in rendered.warnings:  # what lint would flag; stdout stays the same
-        click.echo(warning.replace("\n", " "), err=True)
+        say(warning)
     if request.check_path is not None:
         diff = check_drift(rendered.text, request.check_path)
         write_bytes(diff.encode("utf-8"))

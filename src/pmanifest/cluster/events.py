@@ -33,6 +33,7 @@ from typing import Any
 
 from pmanifest.cluster.reasons import NODE_CLAIM, OTHER, PREEMPTION, kind_of
 from pmanifest.errors import InputError
+from pmanifest.io.limits import MAX_COUNT
 from pmanifest.io.reading import read_input
 from pmanifest.loader.documents import YamlProblem, decode, load_single
 from pmanifest.loader.positions import Path, Positions, dotted
@@ -163,9 +164,17 @@ def _type_name(value: Any) -> str:
     return "a list" if isinstance(value, list) else "a mapping"
 
 
-def _gpu_count(data: dict[str, Any], key: str) -> int | None:
+def _gpu_count(data: dict[str, Any], key: str, name: str, positions: Positions) -> int | None:
+    """A GPU count of the read; InputError for one beyond any cluster (the history multiplies
+    it by seconds, in floats)."""
     value = data.get(key)
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    if not isinstance(value, int) or isinstance(value, bool):
+        return None
+    if abs(value) > MAX_COUNT:
+        pos = positions.value_at((key,))
+        raise InputError(f"{key} is beyond any GPU count (more than 2^53); give the count "
+                         "of the read", name, pos.line, pos.column)
+    return value
 
 
 @dataclass
@@ -199,8 +208,8 @@ class _ClusterRead:
         gpu_type = self.data.get("gpu_type")
         return EventSource(
             self.name, CLUSTER_READ, tuple(events), tuple(self.notes), time_field,
-            _gpu_count(self.data, "allocated_preemptible_gpus"),
-            _gpu_count(self.data, "desired_preemptible_gpus"),
+            _gpu_count(self.data, "allocated_preemptible_gpus", self.name, self.positions),
+            _gpu_count(self.data, "desired_preemptible_gpus", self.name, self.positions),
             gpu_type if isinstance(gpu_type, str) else None,
             others=tuple(self.others.items()), unknown=tuple(sorted(self.unknown.items())),
             read=len(items),

@@ -11,6 +11,9 @@ from pmanifest.cluster.events import CLUSTER_READ, KUBECTL
 from pmanifest.cluster.history import LOWER_BOUND, History, NodeHistory, Sizing
 from pmanifest.cluster.merging import plural
 from pmanifest.cluster.reasons import PREEMPTION
+from pmanifest.io.limits import MAX_NODE_COLUMN
+from pmanifest.io.terminal import json_text as safe_json
+from pmanifest.io.terminal import shown
 from pmanifest.io.text import PIPE_WIDTH, wrap
 
 
@@ -38,11 +41,16 @@ def percent(fraction: float) -> str:
 # --- text -----------------------------------------------------------------------------------
 
 def text(found: History, sized: Sizing, width: int = PIPE_WIDTH) -> str:
-    """The report for people: prose wrapped to ``width`` columns (the table is not)."""
-    lines = [*_prose(_header(found), width), "", *_table(found.nodes), "",
-             *_prose([*_totals(found), "", *_sizing(sized)], width)]
+    """The report for people: prose wrapped to ``width`` columns (the table is not), each line
+    through the one escaper (node names, reasons, file names and notes come from input: a
+    line feed in one stays inside its line)."""
+    def prose(items: list[str]) -> list[str]:  # escaped first: a line feed is not a break
+        return _prose([shown(item) for item in items], width)
+
+    lines = [*prose(_header(found)), "", *(shown(row) for row in _table(found.nodes)), "",
+             *prose([*_totals(found), "", *_sizing(sized)])]
     if found.notes:
-        lines += ["", "notes:", *_prose([f"  - {note}" for note in found.notes], width)]
+        lines += ["", "notes:", *prose([f"  - {note}" for note in found.notes])]
     return "\n".join(lines) + "\n"
 
 
@@ -89,11 +97,14 @@ def _or_dash(value: int | None) -> str:
 def _table(nodes: tuple[NodeHistory, ...]) -> list[str]:
     if not nodes:
         return ["no node events"]
-    width = max(len("node"), *(len(n.node) for n in nodes))
+    # the column fits the names up to MAX_NODE_COLUMN; a longer one overflows its own row
+    # (padding every row to the longest name made 0.8 MB of events a report of gigabytes)
+    names = [shown(n.node) for n in nodes]
+    width = min(max(len("node"), *(len(name) for name in names)), MAX_NODE_COLUMN)
     lines = [f"{'node':<{width}}  compute      preemptions  observed  preempted at"]
-    for n in nodes:
+    for n, name in zip(nodes, names, strict=True):
         observed = "-" if n.observed is None else duration(n.observed)
-        lines.append(f"{n.node:<{width}}  {n.compute:<11}  {n.preemptions:>11}  "
+        lines.append(f"{name:<{width}}  {n.compute:<11}  {n.preemptions:>11}  "
                      f"{observed:>8}  {_first_preempted(n)}")
     return lines
 
@@ -192,7 +203,7 @@ def json_text(found: History, sized: Sizing) -> str:
         "notes": list(found.notes),
         "folded": dict(found.folded),
     }
-    return json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
+    return safe_json(json.dumps(payload, indent=2, ensure_ascii=False)) + "\n"
 
 
 def _node_json(n: NodeHistory) -> dict[str, Any]:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pmanifest.errors import InputError
+from pmanifest.io.limits import TooLong, bounded_integer
 from pmanifest.loader.documents import YamlProblem, decode, load_single
 from pmanifest.loader.positions import Pos
 
@@ -127,7 +128,8 @@ def _guess(fields: dict[str, Value]) -> str:
 
 
 def _looks_like_command(text: str) -> bool:
-    for line in text.splitlines():
+    for line in text.split("\n"):  # lines as sh reads them (and the lexer below): a CR, VT
+        # or U+2028 ends no line, so a comment runs on past it
         stripped = line.strip()
         if not stripped or stripped.startswith("#"):
             continue
@@ -241,8 +243,11 @@ def _command(text: str, file: str, kind: str | None) -> ClusterRequest:
         name, _, value = words[0].text.partition("=")
         if name in _ENV_FIELDS:
             at = Pos(words[0].pos.line, words[0].pos.column + len(name) + 1)
-            fields[_ENV_FIELDS[name]] = Value(_typed(value), at, words[0].pos)
+            fields[_ENV_FIELDS[name]] = Value(_typed(value, file, at), at, words[0].pos)
         words.pop(0)
+    if not words:
+        raise InputError("expected `tg beta clusters create ...` or `tg beta clusters update "
+                         "ID ...` after the assignments", file, 1, 1)
     positional, flags = _split(words[1:], file)
     fields.update(flags)
     verb = [w.text for w in positional[:3]]
@@ -274,9 +279,15 @@ def _split(words: list[_Token], file: str) -> tuple[list[_Token], dict[str, Valu
         else:
             raise InputError(f"{flag} needs a value", file, word.pos.line, word.pos.column)
         name = _FLAG_FIELDS.get(flag, flag[2:].replace("-", "_"))
-        fields[name] = Value(_typed(value), at, word.pos)
+        fields[name] = Value(_typed(value, file, at), at, word.pos)
     return positional, fields
 
 
-def _typed(value: str) -> Any:
-    return int(value) if _INTEGER.match(value) else value
+def _typed(value: str, file: str, at: Pos) -> Any:
+    """Digits-only values are integers (at most MAX_INTEGER_DIGITS of them)."""
+    if not _INTEGER.match(value):
+        return value
+    try:
+        return bounded_integer(value, int)
+    except TooLong as exc:
+        raise InputError(str(exc), file, at.line, at.column) from None

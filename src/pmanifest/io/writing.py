@@ -26,6 +26,7 @@ import click
 
 from pmanifest.errors import ConfigError, InputError, PmanifestError
 from pmanifest.io.reading import Identity, read_so_far
+from pmanifest.io.terminal import shown
 
 STDOUT = "-"
 
@@ -248,6 +249,15 @@ def _mode_for(path: str) -> int:
         umask = os.umask(0)
         os.umask(umask)
         return 0o666 & ~umask
+
+
+# -- stderr ------------------------------------------------------------------------------------
+
+def say(message: str) -> None:
+    """One line on stderr (an error, a warning, a summary), through the one escaper: what it
+    quotes from input (a file name, a value, a line feed in either) never acts on the
+    terminal, and the message stays one line."""
+    click.echo(shown(message), err=True)
 
 
 # -- stdout ------------------------------------------------------------------------------------

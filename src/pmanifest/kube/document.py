@@ -16,6 +16,7 @@ class Document(NamedTuple):
     data: Any
     positions: Positions
     source_lines: tuple[str, ...] = ()  # the whole file's lines, shared, for inline comments
+    prefix: Path = ()  # where the object sits in its YAML document (a List item's items.N)
 
     @property
     def kind(self) -> str | None:
@@ -64,9 +65,11 @@ class ObjectRef(NamedTuple):
 
 
 class Fix(NamedTuple):
-    """A machine-readable fix: set the value at ``path`` (from the object's root) to
-    ``value``, or remove the key with ``remove``. ``value`` is the whole value the path
-    should hold (``lint --fix`` writes only what differs); ``--format json`` shows it."""
+    """A machine-readable fix: set the value at ``path`` to ``value``, or remove the key with
+    ``remove``. ``value`` is the whole value the path should hold (``lint --fix`` writes only
+    what differs). A check gives the path from its object's root; the finding's fix has it
+    from the YAML document's root (an item of a ``kind: List`` is under ``items.N``), where
+    ``lint --fix`` edits the file; ``--format json`` shows it."""
 
     path: Path
     value: Any = None

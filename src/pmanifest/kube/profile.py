@@ -135,13 +135,13 @@ PROFILES_WORDS = "the profiles"  # what an error calls the root of a profiles fi
 def _all_profiles() -> dict[str, Profile]:
     from pmanifest.schema.datafile import load_shipped
 
-    raw = load_shipped(PROFILES_FILE, PROFILE_SCHEMA, PROFILES_WORDS)
-    profiles = _profiles(raw)
+    profiles: dict[str, Profile] = load_shipped(PROFILES_FILE, PROFILE_SCHEMA, PROFILES_WORDS,
+                                                build=_profiles)
     if _misnamed(profiles) is not None:  # said again at its line
-        from pmanifest.io.reading import shipped
+        from pmanifest.io.reading import read_shipped
 
-        with open(shipped("pmanifest.policies", PROFILES_FILE), encoding="utf-8") as handle:
-            parse_profiles(handle.read(), f"policies/{PROFILES_FILE}")
+        parse_profiles(read_shipped("pmanifest.policies", PROFILES_FILE).decode("utf-8"),
+                       f"policies/{PROFILES_FILE}")
     return profiles
 
 

@@ -154,11 +154,12 @@ class _File:
             doc = self.docs.get(hit.demand.ref.doc_index)
             if doc is not None:
                 doc.positions.prefetch([path])
+        seen: dict[int, set[str]] = {}
         for (rule, hit), (_, path) in zip(items, paths, strict=True):
             where: Located = hit.demand.ref
             doc = self.docs.get(where.doc_index)
             pos = doc.positions.value_at(path) if doc is not None else Pos(1, 1)
-            if doc is not None and rule.meta.id in inline_ignores(doc, pos):
+            if doc is not None and rule.meta.id in inline_ignores(doc, pos, seen):
                 continue
             yield Finding(rule.meta.id, rule.meta.slug, options.severity_of(rule), self.file,
                           pos.line, pos.column, where.object, dotted(_path(hit)), hit.message)

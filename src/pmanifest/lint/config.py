@@ -38,8 +38,9 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pmanifest.errors import ConfigError
+from pmanifest.io.limits import TooLong, checked_integer
 from pmanifest.kube.contract import ROLES
-from pmanifest.loader.documents import YamlProblem, decode, load_single
+from pmanifest.loader.documents import YamlProblem, load_single
 from pmanifest.loader.positions import Positions
 from pmanifest.schema.datafile import first_violation
 from pmanifest.suggest import did_you_mean
@@ -104,7 +105,7 @@ def config_from(config_path: str | None) -> Config:
     """The config named by --config, else the nearest one, else the defaults."""
     if config_path is not None:
         path = FsPath(config_path)
-        if not path.is_file():
+        if not path.exists():
             raise ConfigError("config file not found", config_path)
         return load_config(path)
     found = find_config(FsPath.cwd())
@@ -127,18 +128,53 @@ def find_config(start: FsPath) -> FsPath | None:
 def _pyproject_section(path: FsPath) -> dict[str, Any] | None:
     import tomllib  # only where a pyproject.toml is found
 
+    text = _read(path, "pyproject.toml")
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"cannot read pyproject.toml: {exc}", str(path)) from None
+    except ValueError:  # an integer past what Python converts (tomllib converts every one)
+        raise ConfigError(f"cannot read pyproject.toml: {TooLong()}", str(path)) from None
     tool = data.get("tool", {})
     section = tool.get("pmanifest") if isinstance(tool, dict) else None
+    _bounded(section, str(path))
     if section is not None and not isinstance(section, dict):
         from pmanifest.schema.words import yaml_type
 
         raise ConfigError("[tool.pmanifest] must be a table of pmanifest settings, not "
                           f"{yaml_type(section)} {section!r}", str(path))
     return section
+
+
+def _bounded(data: Any, source: str) -> None:
+    """ConfigError for an integer of the section past MAX_INTEGER_DIGITS (TOML reads hex,
+    octal and binary integers of any length), which no message could print."""
+    stack = [data]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+        elif isinstance(value, int):
+            try:
+                checked_integer(value)
+            except TooLong as exc:
+                raise ConfigError(f"[tool.pmanifest]: {exc}", source) from None
+
+
+def _read(path: FsPath, what: str) -> str:
+    """The text of a config file, through the one reader (a regular file, bounded)."""
+    from pmanifest.io.reading import NotText, Unreadable, decode, read_limited
+
+    try:
+        return decode(read_limited(str(path), regular_only=True)[0])
+    except Unreadable as exc:
+        raise ConfigError(f"cannot read {what}: {exc.reason}", str(path)) from None
+    except OSError as exc:  # a directory
+        raise ConfigError(f"cannot read {what}: {exc.strerror or exc}", str(path)) from None
+    except NotText as exc:
+        raise ConfigError(exc.message, str(path), exc.line, exc.column) from None
 
 
 def load_config(path: FsPath) -> Config:
@@ -148,12 +184,9 @@ def load_config(path: FsPath) -> Config:
         if found is not None:  # TOML has no positions here: name the table instead
             raise ConfigError(f"[tool.pmanifest]: {found[0]}", str(path))
         return _parse(section, str(path), None, path.parent)
+    text = _read(path, "config")
     try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise ConfigError(f"cannot read config: {exc.strerror}", str(path)) from None
-    try:
-        loaded = load_single(decode(raw))
+        loaded = load_single(text)
     except YamlProblem as problem:
         if problem.message == "file is empty":
             return Config(source=str(path), base_dir=path.parent)

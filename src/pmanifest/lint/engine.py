@@ -168,8 +168,9 @@ def _lint_document(doc: Document, rules: list[Rule], options: LintOptions,
     doc.positions.prefetch(obj.positions.absolute(path)
                            for obj, hits, _ in checked for _, hit in hits
                            for path in _paths(hit))
+    seen: dict[int, set[str]] = {}  # each line's ignore comment, read once for the document
     for obj, hits, known in checked:
-        out.findings.extend(_findings(obj, hits, options, known, out.used))
+        out.findings.extend(_findings(obj, hits, options, known, out.used, seen))
     if options.cluster is not None:  # lint --cluster: the GPU demand of each workload
         _collect_demands(doc, whole, options, out)
 
@@ -238,7 +239,8 @@ def _objects(doc: Document) -> Iterator[Document]:
     if doc.kind is not None and doc.kind.endswith("List") and isinstance(items, list):
         for i, item in enumerate(items):
             positions = doc.positions.child(("items",), i)
-            sub = Document(doc.file, doc.number, item, positions, doc.source_lines)
+            sub = Document(doc.file, doc.number, item, positions, doc.source_lines,
+                           (*doc.prefix, "items", i))
             yield from _objects(sub)
         return
     yield doc
@@ -296,18 +298,20 @@ def _paths(hit: Hit) -> tuple[tuple[str | int, ...], ...]:
 
 
 def _findings(doc: Document, hits: list[tuple[Rule, Hit]], options: LintOptions,
-              metas: Metas | None = None, used: set[tuple[int, str]] | None = None
-              ) -> list[Finding]:
+              metas: Metas | None = None, used: set[tuple[int, str]] | None = None,
+              seen: dict[int, set[str]] | None = None) -> list[Finding]:
     """Hits, less the suppressed ones, as findings at their positions; ``used`` collects the
-    (line, rule) of every comment that suppressed one."""
+    (line, rule) of every comment that suppressed one (``seen``: the ignore comments of the
+    lines read so far, shared by the objects of a document)."""
     honoured = options.inline_suppressions
     ignored = annotation_ignores(doc, metas) if hits and honoured else set()
     out = []
+    seen = {} if seen is None else seen
     for rule, hit in hits:
         if rule.meta.id in ignored:
             continue
         pos = position(doc, hit)
-        line = suppressing_line(doc, pos, rule.meta.id) if honoured else None
+        line = suppressing_line(doc, pos, rule.meta.id, seen) if honoured else None
         if line is not None:
             if used is not None:
                 used.add((line, rule.meta.id))
@@ -343,7 +347,7 @@ def _finding(doc: Document, rule: Rule, hit: Hit, pos: Pos, options: LintOptions
         object=_object_ref(doc),
         path=dotted(hit.path),
         message=message,
-        fix=hit.fix,
+        fix=hit.fix._replace(path=(*doc.prefix, *hit.fix.path)) if hit.fix else None,
     )
 
 

@@ -116,8 +116,7 @@ def apply_fix(text: str, finding: Finding) -> str:
     except yaml.YAMLError:  # what only PyYAML's own parser reads (JSON's surrogate pairs)
         raise Unplaceable("the document cannot be read for editing (an escape libyaml "
                           "refuses); edit it by hand") from None
-    at = _offset(text, finding.line) + finding.column - 1  # (columns count characters)
-    path = (*_object_prefix(layout, data, at), *fix.path)
+    path = fix.path  # from the document's root (an item of a List under ``items.N``)
     parent = _get(data, path[:-1])
     if not isinstance(parent, dict):
         raise Unplaceable(f"{dotted(path[:-1]) or 'the object'} is not a mapping")
@@ -166,13 +165,6 @@ def _chunk_of(text: str, chunks: list[Chunk], line: int) -> int:
     return found
 
 
-def _offset(text: str, line: int) -> int:
-    at = 0
-    for _ in range(line - 1):
-        at = text.index("\n", at) + 1
-    return at
-
-
 def _data(chunk: str) -> Any:
     try:
         return load_single(chunk).data
@@ -189,22 +181,6 @@ def _get(data: Any, path: Path) -> Any:
         else:
             raise Unplaceable(f"{dotted(path)} is not in the document")
     return data
-
-
-def _object_prefix(layout: Layout, data: Any, offset: int) -> Path:
-    """Where the finding's object is in its document: the root, or the ``items`` entry of a
-    ``kind: List`` that holds ``offset``, the finding's place (Lists in Lists too; two items
-    may share a line in flow style)."""
-    prefix: Path = ()
-    while isinstance(data, dict) and str(data.get("kind", "")).endswith("List") \
-            and isinstance(data.get("items"), list):
-        spans_of = layout.children.get((*prefix, "items"), [])
-        inside = [i for i, (_, span) in enumerate(spans_of) if span.start <= offset <= span.end]
-        if not inside:
-            raise Unplaceable("the List item the finding is about is not written here")
-        prefix = (*prefix, "items", inside[-1])
-        data = data["items"][inside[-1]]
-    return prefix
 
 
 def _edited(text: str, edits: list[Edit], chunk: Chunk) -> str:

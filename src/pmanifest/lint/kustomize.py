@@ -28,7 +28,6 @@ from pmanifest.loader.documents import Loaded, YamlProblem, decode, load_documen
 
 KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 PATCH_KEYS = ("patches", "patchesStrategicMerge", "patchesJson6902")
-MAX_KUSTOMIZATION_BYTES = 1 << 20  # a kustomization is a few lines; a huge one names nothing
 
 
 def mark_patches(items: list[FileRef | Source | Problem]) -> list[FileRef | Source | Problem]:
@@ -117,6 +116,7 @@ def _search_dirs(directory: str, cwd: str) -> list[str]:
 def _text(path: str) -> str | None:
     """A kustomization's text, or None when it cannot be read, is not a regular file (a FIFO
     would be drained, a device read on) or is not a kustomization's size."""
+    from pmanifest.io.limits import MAX_KUSTOMIZATION_BYTES
     from pmanifest.io.reading import Unreadable, read_limited
 
     try:

@@ -22,14 +22,13 @@ from __future__ import annotations
 import contextlib
 import fnmatch
 import os
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path as FsPath
 from typing import TYPE_CHECKING, NamedTuple
 
 from pmanifest.errors import InputError
-from pmanifest.io.reading import Identity, Unreadable, identity_of, read_limited, read_stream
+from pmanifest.io.reading import Identity, Unreadable, read_limited, read_stdin
 
 if TYPE_CHECKING:
     from pmanifest.lint.gitignored import GitIgnored
@@ -123,8 +122,7 @@ def iter_inputs(
             continue
         if path == "-":
             try:
-                yield Source(stdin_name, read_stream(sys.stdin.buffer),
-                             identity_of(sys.stdin.buffer))
+                yield Source(stdin_name, *read_stdin())
             except Unreadable as exc:
                 yield Problem(stdin_name, f"cannot read: {exc.reason}", named=True)
         elif os.path.isdir(path):
@@ -193,9 +191,12 @@ class _Walk:
         elif entry.name.endswith(SUFFIXES):
             if is_file:
                 yield FileRef(name)
-            elif is_link and os.path.exists(name):
+            elif not is_link:  # read, a FIFO would wait for a writer, a device never end
+                yield Problem(name, "not a regular file (a FIFO, a device or a socket); "
+                              "skipped")
+            elif os.path.exists(name):
                 yield Problem(name, "symbolic link to something that is not a file; skipped")
-            elif is_link:
+            else:
                 yield Problem(name, "dangling symbolic link; skipped")
 
     def git_ignores(self, entry: os.DirEntry[str], is_dir: bool) -> bool:

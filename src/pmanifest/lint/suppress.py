@@ -142,26 +142,38 @@ def _commented_marks(line: str) -> Iterator[int]:
             yield i
 
 
-def inline_ignores(doc: Document, pos: Pos) -> set[str]:
-    """Rules ignored by a comment on the line of ``pos`` or the line above."""
+def inline_ignores(doc: Document, pos: Pos, seen: dict[int, set[str]] | None = None
+                   ) -> set[str]:
+    """Rules ignored by a comment on the line of ``pos`` or the line above. ``seen``: what
+    each line ignores, filled as lines are read, for a caller with many findings (a file of
+    one long line, minified JSON, holds them all: reading it for each was quadratic)."""
     ignored: set[str] = set()
     for line_no in (pos.line, pos.line - 1):
-        if 1 <= line_no <= len(doc.source_lines):
-            names = comment_names(doc.source_lines[line_no - 1])
-            if names is not None:
-                ignored |= rule_ids(names)
+        ignored |= _ignored_on(doc, line_no, seen)
     return ignored
 
 
-def suppressing_line(doc: Document, pos: Pos, rule_id: str) -> int | None:
+def suppressing_line(doc: Document, pos: Pos, rule_id: str,
+                     seen: dict[int, set[str]] | None = None) -> int | None:
     """The line of the comment that suppresses ``rule_id`` at ``pos`` (on its line, else the
-    line above), or None."""
+    line above), or None (``seen`` as for :func:`inline_ignores`)."""
     for line_no in (pos.line, pos.line - 1):
-        if 1 <= line_no <= len(doc.source_lines):
-            names = comment_names(doc.source_lines[line_no - 1])
-            if names is not None and rule_id in rule_ids(names):
-                return line_no
+        if rule_id in _ignored_on(doc, line_no, seen):
+            return line_no
     return None
+
+
+def _ignored_on(doc: Document, line_no: int, seen: dict[int, set[str]] | None) -> set[str]:
+    """The rules the comment on line ``line_no`` ignores, read once per line with ``seen``."""
+    if not 1 <= line_no <= len(doc.source_lines):
+        return set()
+    found = seen.get(line_no) if seen is not None else None
+    if found is None:
+        names = comment_names(doc.source_lines[line_no - 1])
+        found = rule_ids(names) if names is not None else set()
+        if seen is not None:
+            seen[line_no] = found
+    return found
 
 
 def unused_comments(lines: tuple[str, ...], used: set[tuple[int, str]],

@@ -19,6 +19,8 @@ from yaml.events import (
 )
 from yaml.nodes import ScalarNode
 
+from pmanifest.io import limits
+from pmanifest.io.limits import MAX_DEPTH, TooLong, bounded_integer
 from pmanifest.loader.events import (
     CONSTRUCTED_TAGS,
     FAST_LOADER,
@@ -33,17 +35,9 @@ from pmanifest.loader.events import (
 from pmanifest.loader.parts import Discard, Wanted, YamlProblem, too_deep
 from pmanifest.loader.positions import Path, Pos, Positions
 
-MAX_DEPTH = 200
 # Above this many characters a document's positions are looked up path by path (a second
 # parse per batch of findings) instead of being tabled whole (~250 bytes per node).
 LOCATE_ABOVE = 256 * 1024
-MAX_ALIAS_EXPANSION = 100_000
-# Every node's position is keyed by its full path, so a node costs memory in proportion to its
-# depth: 1,000,000 items nested 198 levels deep (a 2 MB file) took 2 GB and 24 s. The sum of
-# path lengths of a document ("cells") is bounded by its size, with a floor that no real
-# manifest reaches (a 12 MB List of 40,000 Pods uses about 7M cells).
-MAX_CELLS_PER_CHAR = 4
-MIN_MAX_CELLS = 4_000_000
 
 
 class _Frame:
@@ -66,7 +60,7 @@ class _Frame:
 
 _NO_KEY = object()
 _MERGE = object()
-_MAP, _SEQ = TAG + "map", TAG + "seq"
+_MAP, _SEQ, _INT = TAG + "map", TAG + "seq", TAG + "int"
 _NONSPECIFIC = (None, "!")  # tags that leave a scalar's tag to resolution
 
 
@@ -120,7 +114,7 @@ class DocumentBuilder:
         self.stack: list[_Frame] = []
         self.root: Any = _NO_KEY
         self.cells = 0  # sum of the path lengths recorded so far
-        self.max_cells = MIN_MAX_CELLS
+        self.max_cells = limits.MIN_MAX_CELLS
 
     def pos(self, mark: Any) -> Pos:
         return Pos(mark.line + self.offset + 1, mark.column + 1)
@@ -139,7 +133,7 @@ class DocumentBuilder:
         return self.parse(chunk)
 
     def parse(self, chunk: str) -> tuple[Any, Positions] | None:
-        self.max_cells = max(MIN_MAX_CELLS, MAX_CELLS_PER_CHAR * len(chunk))
+        self.max_cells = max(limits.MIN_MAX_CELLS, limits.MAX_CELLS_PER_CHAR * len(chunk))
         parser = self.loader(chunk)
         self.last: Any = None
         try:
@@ -340,8 +334,13 @@ class DocumentBuilder:
             return event.value
         if tag in CONSTRUCTED_TAGS:
             node = ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
+            construct = self.constructor.construct_object
             try:
-                return self.constructor.construct_object(node, deep=False)
+                if tag == _INT:  # bounded before it is converted, in any base
+                    return bounded_integer(node.value, lambda _: construct(node, deep=False))
+                return construct(node, deep=False)
+            except TooLong as exc:
+                raise YamlProblem(str(exc), *self.pos(event.start_mark)) from None
             except (yaml.YAMLError, ValueError, OverflowError):
                 raise YamlProblem(f"invalid value for {tag}", *self.pos(event.start_mark)) from None
         raise YamlProblem(f"unsupported YAML tag {tag!r}", *self.pos(event.start_mark))
@@ -381,7 +380,7 @@ class DocumentBuilder:
                               *self.pos(event.start_mark))
         anchor = self.anchors[event.anchor]
         self.expanded += anchor.size
-        if self.expanded > MAX_ALIAS_EXPANSION:
+        if self.expanded > limits.MAX_ALIAS_EXPANSION:
             raise YamlProblem("too many alias expansions (a YAML bomb?)",
                               *self.pos(event.start_mark))
         if not is_value:

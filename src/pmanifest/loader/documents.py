@@ -18,7 +18,10 @@ from typing import Any, NamedTuple
 
 import yaml
 
-from pmanifest.loader.builder import LOCATE_ABOVE, MAX_DEPTH, DocumentBuilder
+from pmanifest.io.limits import MAX_DEPTH
+from pmanifest.io.reading import NotText
+from pmanifest.io.reading import decode as text_of
+from pmanifest.loader.builder import LOCATE_ABOVE, DocumentBuilder
 from pmanifest.loader.events import FAST_LOADER
 from pmanifest.loader.parts import YamlProblem
 from pmanifest.loader.positions import Path, Positions, RawTables
@@ -49,20 +52,12 @@ class Broken(NamedTuple):
 
 
 def decode(raw: bytes) -> str:
-    """Bytes to text: UTF-8 (a BOM is dropped), or a YamlProblem at the first bad byte."""
-    if raw.startswith(b"\xef\xbb\xbf"):
-        raw = raw[3:]
+    """Bytes to text by the reader's encoding rules (UTF-8, a BOM dropped, no NUL, CRLF as
+    LF), or a YamlProblem at the first bad byte."""
     try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw.count(b"\n", 0, exc.start) + 1
-        column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
-        raise YamlProblem("file is not valid UTF-8 text", line, column) from None
-    if "\x00" in text:
-        offset = text.index("\x00")
-        line = text.count("\n", 0, offset) + 1
-        raise YamlProblem("file contains NUL bytes (binary data?)", line, 1)
-    return text.replace("\r\n", "\n")
+        return text_of(raw)
+    except NotText as exc:
+        raise YamlProblem(exc.message, exc.line, exc.column) from None
 
 
 def split_documents(text: str) -> Iterator[tuple[int, str]]:

@@ -11,7 +11,7 @@ from pmanifest.catalogue import DESCRIPTION, RuleMeta
 from pmanifest.errors import ConfigError
 from pmanifest.kube.contract import DAEMON_ROLE, ROLES
 from pmanifest.kube.profile import DEFAULT_PROFILE, get_profile
-from pmanifest.loader.documents import Broken, YamlProblem, decode, load_documents
+from pmanifest.loader.documents import Broken, load_documents
 from pmanifest.loader.positions import Path, Positions
 from pmanifest.policy.messages import (
     DEFAULT_MESSAGE,
@@ -209,10 +209,26 @@ def policy_files(directory: str | FsPath) -> list[FsPath]:
     if not path.is_dir():
         raise ConfigError("policy directory not found; give a directory of *.yaml policy "
                           "files", str(directory))
-    files = sorted(p for p in path.iterdir() if p.suffix in POLICY_SUFFIXES and p.is_file())
+    # every entry named like a policy, whatever it is: one that is no file (a dangling link, a
+    # FIFO, a directory) is refused by name when it is read, never skipped without a word
+    files = sorted(p for p in path.iterdir() if p.suffix in POLICY_SUFFIXES)
     if not files:
         raise ConfigError("no policy files (*.yaml, *.yml) in this directory", str(directory))
     return files
+
+
+def read_policy_file(path: FsPath) -> str:
+    """The text of a policy file, through the one reader (a regular file, bounded)."""
+    from pmanifest.io.reading import NotText, Unreadable, decode, read_limited
+
+    try:
+        return decode(read_limited(str(path), regular_only=True)[0])
+    except Unreadable as exc:
+        raise ConfigError(f"cannot read policy file: {exc.reason}", str(path)) from None
+    except OSError as exc:  # a directory
+        raise ConfigError(f"cannot read policy file: {exc.strerror or exc}", str(path)) from None
+    except NotText as exc:
+        raise ConfigError(exc.message, str(path), exc.line, exc.column) from None
 
 
 def load_policy_dirs(directories: list[str] | tuple[str, ...]) -> list[Policy]:
@@ -232,14 +248,7 @@ def load_policy_dirs(directories: list[str] | tuple[str, ...]) -> list[Policy]:
             continue
         seen.add(resolved)
         for path in policy_files(directory):
-            try:
-                text = decode(path.read_bytes())
-            except OSError as exc:
-                raise ConfigError(f"cannot read policy file: {exc.strerror}", str(path)) from None
-            except YamlProblem as problem:
-                raise ConfigError(problem.message, str(path), problem.line,
-                                  problem.column) from None
-            for policy in load_policy_text(text, str(path)):
+            for policy in load_policy_text(read_policy_file(path), str(path)):
                 _refuse_duplicate(policy, taken)
                 policies.append(policy)
     return policies

@@ -8,6 +8,8 @@ import string
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+from pmanifest.io.limits import MAX_MESSAGE_FIELD as MAX_FIELD_TEXT  # of one value
+from pmanifest.io.limits import MAX_MESSAGE_WIDTH as MAX_WIDTH  # the widest format spec
 from pmanifest.kube.profile import Profile
 from pmanifest.loader.positions import Path
 
@@ -32,8 +34,6 @@ MESSAGE_NAMES = (
 DEFAULT_MESSAGE = "{path}: {error}"
 _PLACEHOLDER = re.compile(r"\{(profile\.[A-Za-z]+)\}")
 
-MAX_FIELD_TEXT = 1000  # characters of one substituted value (a 20 MB string stays short)
-MAX_WIDTH = 200  # the widest format spec a message may ask for
 # what a format spec may say: [[fill]align][width][.precision][s], applied to text
 _SPEC = re.compile(r"^(?:.?[<>^])?(?P<width>[0-9]*)(?:\.(?P<precision>[0-9]+))?s?$", re.S)
 

@@ -10,7 +10,8 @@ is ever compiled, and builds the validators that run it.
   loop at validation time, or grow exponentially with the depth of the data), and so is a
   schema whose ``$ref`` expansion exceeds ``MAX_EXPANDED`` subschemas (a tree of references
   that doubles at each level). Checking a value then costs at most that many subschema visits
-  per node of the data.
+  per node of the data. Nor deeper than ``MAX_SCHEMA_DEPTH`` levels of subschemas, through
+  references too: validating recurses on them.
 - Patterns (``pattern``, ``patternProperties``) run on RE2, a linear-time engine: no pattern
   can backtrack catastrophically. A pattern RE2 cannot compile (backreferences, lookaround)
   is refused at load time.
@@ -26,10 +27,11 @@ import functools
 from collections.abc import Iterator
 from typing import Any
 
+from pmanifest.io.limits import MAX_SCHEMA_DEPTH
+from pmanifest.io.limits import MAX_SCHEMA_EXPANDED as MAX_EXPANDED
 from pmanifest.loader.positions import Path
 from pmanifest.schema.regex import PatternError, extra_keys, search
 
-MAX_EXPANDED = 100_000
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 # keywords whose value is a subschema, a mapping of subschemas, or a list of subschemas
 _ONE = ("additionalProperties", "items", "not", "if", "then", "else", "contains",
@@ -64,22 +66,39 @@ def _subschemas(schema: dict[Any, Any], path: Path) -> Iterator[tuple[Path, Any]
                 yield (*path, key, i), sub
 
 
-def _pointer(ref: str) -> Path | None:
-    """``#/a/b~1c/0`` -> ``("a", "b/c", "0")``; None for what is not an internal pointer."""
+def _pointer(ref: str, root: Any) -> Path | None:
+    """``#/a/b~1c/0`` -> ``("a", "b/c", 0)``: the path of what an internal JSON pointer names
+    in ``root`` (a part that indexes a list is a number, as the walk's paths are); None for
+    what is not an internal pointer."""
     from urllib.parse import unquote
 
     if ref == "#":
         return ()
     if not ref.startswith("#/"):
         return None
-    return tuple(unquote(part).replace("~1", "/").replace("~0", "~")
-                 for part in ref[2:].split("/"))
+    path: list[str | int] = []
+    node = root
+    for part in ref[2:].split("/"):
+        key: str | int = unquote(part).replace("~1", "/").replace("~0", "~")
+        if isinstance(node, list) and isinstance(key, str) and key.isdigit() and \
+                (key == "0" or not key.startswith("0")) and int(key) < len(node):
+            key = int(key)
+        path.append(key)
+        node = _child(node, key)
+    return tuple(path)
+
+
+def _child(node: Any, key: str | int) -> Any:
+    if isinstance(node, dict):
+        return node.get(key)
+    return node[key] if isinstance(node, list) and isinstance(key, int) else None
 
 
 class _Walk:
     """Every subschema of a schema, with its ``$ref`` target, in one iterative pass."""
 
     def __init__(self, root: Any) -> None:
+        self.root = root
         self.nodes: dict[Path, Any] = {}
         self.children: dict[Path, list[Path]] = {}
         self.refs: dict[Path, tuple[str, Path | None]] = {}  # where -> (as written, target)
@@ -112,7 +131,7 @@ class _Walk:
                 self.check_pattern((*path, "patternProperties", name), name, key=True)
         if "$ref" in schema:
             ref = schema["$ref"]
-            target = _pointer(ref) if isinstance(ref, str) else None
+            target = _pointer(ref, self.root) if isinstance(ref, str) else None
             self.refs[path] = (str(ref), target)
             if target is None:
                 self.problems.append(((*path, "$ref"), f"$ref {ref!r} leads outside the "
@@ -137,6 +156,7 @@ class _Walk:
         if self.problems:
             return
         size: dict[Path, int] = {}
+        height: dict[Path, int] = {}  # levels of subschemas below, through $refs too
         state: dict[Path, int] = {}  # 1: on the current path, 2: done
         stack: list[tuple[Path, int]] = [((), 0)]
         while stack:
@@ -158,12 +178,26 @@ class _Walk:
                 if state.get(nxt) != 2:
                     stack.append((nxt, 0))
                 continue
-            size[node] = 1 + sum(size[e] for e in edges)
             state[node] = 2
-            if size[node] > MAX_EXPANDED:
-                self.problems.append((node, f"schema expands to more than {MAX_EXPANDED:,} "
-                                      "subschemas through its $refs; simplify it"))
+            problem = self.measure(node, edges, size, height)
+            if problem is not None:
+                self.problems.append((node, problem))
                 return
+
+    @staticmethod
+    def measure(node: Path, edges: list[Path], size: dict[Path, int],
+                height: dict[Path, int]) -> str | None:
+        """Record the expansion of ``node`` (its edges measured already); what is wrong with
+        it, if anything."""
+        size[node] = 1 + sum(size[e] for e in edges)
+        height[node] = 1 + max((height[e] for e in edges), default=0)
+        if height[node] > MAX_SCHEMA_DEPTH:  # validation recurses on each level
+            return (f"schema is nested more than {MAX_SCHEMA_DEPTH} subschemas deep (through "
+                    "its $refs too); flatten it")
+        if size[node] > MAX_EXPANDED:
+            return (f"schema expands to more than {MAX_EXPANDED:,} subschemas through its "
+                    "$refs; simplify it")
+        return None
 
     def edges(self, node: Path) -> list[Path]:
         out = list(self.children.get(node, ()))

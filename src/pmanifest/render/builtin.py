@@ -28,7 +28,7 @@ from collections.abc import Callable, MutableMapping
 from types import CodeType
 from typing import Any
 
-from pmanifest.io.reading import fingerprint, shipped
+from pmanifest.io.reading import fingerprint, read_package_file, shipped
 
 BUILTIN_PREFIX = "pmanifest/templates/"
 COMPILED_PACKAGE = "pmanifest.templates.compiled"
@@ -40,8 +40,8 @@ def builtin_source(name: str) -> tuple[str, str, Callable[[], bool]] | None:
     path = shipped("pmanifest.templates", name)
     if "/" in name or "\\" in name or not os.path.isfile(path):
         return None
-    with open(path, encoding="utf-8") as handle:
-        return handle.read(), BUILTIN_PREFIX + name, lambda: True
+    return (read_package_file(path).decode("utf-8").replace("\r\n", "\n").replace("\r", "\n"),
+            BUILTIN_PREFIX + name, lambda: True)
 
 
 def module_name(template: str) -> str | None:
@@ -91,7 +91,7 @@ def precompiled(environment: Any, name: str, source: str,
     namespace: dict[str, Any] = {"environment": environment, "__file__": filename}
     try:
         exec(code, namespace)  # imports from jinja2.runtime, defines functions and constants
-    except ImportError:  # made by a jinja2 whose runtime exports other names
+    except Exception:  # made by a jinja2 whose runtime exports other names, or corrupt
         return None
     if namespace.get(VERSION_NAME) != jinja2.__version__ or \
             namespace.get(HASH_NAME) != source_hash(source):
@@ -110,5 +110,8 @@ def _module_code(name: str) -> CodeType | None:
     get_code = getattr(spec.loader, "get_code", None) if spec is not None else None
     if spec is None or get_code is None:
         return None
-    code: CodeType | None = get_code(spec.name)  # from the bytecode cache when there is one
+    try:
+        code: CodeType | None = get_code(spec.name)  # from the bytecode cache when there is one
+    except Exception:  # a corrupt module or bytecode (NUL bytes, bad marshal data): the
+        return None  # template is compiled from source instead, as for a stale module
     return code

@@ -119,12 +119,14 @@ def render_objects(spec: Spec, version: str, env: Any, profile: Profile) -> list
 def render_owned(spec: Spec, version: str, env: Any,
                  profile: Profile) -> list[tuple[WorkloadSpec, dict[str, Any]]]:
     """Every object in output order, with the spec workload it was rendered for (a
-    distributed worker's rendezvous Deployment and Services too)."""
+    distributed worker's rendezvous Deployment and Services too). Each object has its own
+    time budget: a render's grows with its spec (1,000 workloads are 1,000 objects of
+    pmanifest's own templates, which a busy machine takes seconds for), while no single
+    template of the user's can run on past it."""
     import time
 
-    from pmanifest.render.sandbox import RENDER_SECONDS
+    from pmanifest.io.limits import TEMPLATE_SECONDS
 
-    deadline = time.monotonic() + RENDER_SECONDS  # one time budget for the whole render
     overlay_of = _overlays(spec, version)
     wrapper = wrapper_text(env)
     rendered: list[tuple[int, int, WorkloadSpec, dict[str, Any]]] = []
@@ -136,7 +138,8 @@ def render_owned(spec: Spec, version: str, env: Any,
             parts = [(kind, TEMPLATES[kind], context) for kind in _kinds(workload)]
         overlay = overlay_of(workload)
         for kind, template, context in parts:
-            obj = render_one(env, template, context, version, deadline, overlay)
+            obj = render_one(env, template, context, version,
+                             time.monotonic() + TEMPLATE_SECONDS, overlay)
             rendered.append((KIND_ORDER.index(kind), n, workload, obj))
     rendered.sort(key=lambda item: (item[0], item[1]))  # stable: a workload's own order stays
     return [(workload, obj) for _, _, workload, obj in rendered]
@@ -200,14 +203,12 @@ def _check_job_support(spec: Spec, version: str) -> None:
 
 def read_spec(path: str) -> tuple[str, str]:
     """(text, display name) of a spec file, ``-`` for stdin; InputError when unreadable."""
-    import sys
-
-    from pmanifest.io.reading import Unreadable, read_limited, read_stream
+    from pmanifest.io.reading import Unreadable, read_limited, read_stdin
     from pmanifest.loader.documents import decode
 
     name = "<stdin>" if path == "-" else path
     try:
-        raw = read_stream(sys.stdin.buffer) if path == "-" else read_limited(path)[0]
+        raw = (read_stdin() if path == "-" else read_limited(path))[0]
     except Unreadable as exc:
         raise InputError(f"cannot read the spec: {exc.reason}; check the path", name) from None
     except OSError as exc:  # a directory

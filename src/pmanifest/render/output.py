@@ -79,11 +79,49 @@ def check_drift(rendered: str, committed_path: str) -> str:
     committed = raw.decode("utf-8", errors="replace").replace("\r\n", "\n")
     if committed == rendered:
         return ""
-    import difflib  # only for render --check with a drifted file
+    return drift_diff(committed.splitlines(keepends=True), rendered.splitlines(keepends=True),
+                      f"{committed_path} (committed)", f"{committed_path} (rendered now)")
 
-    lines = difflib.unified_diff(
-        committed.splitlines(keepends=True), rendered.splitlines(keepends=True),
-        fromfile=f"{committed_path} (committed)", tofile=f"{committed_path} (rendered now)",
-    )
+
+def drift_diff(old: list[str], new: list[str], fromfile: str, tofile: str) -> str:
+    """A unified diff from ``old`` to ``new``. The lines both share at the start and the end
+    are set aside first (in linear time); when what differs is longer than
+    ``MAX_DIFF_LINES`` on either side, it is one hunk that replaces all of it (a valid patch,
+    not the shortest: difflib's matching takes minutes on a reordered file of 60,000
+    lines), else difflib finds the smallest changes."""
+    from pmanifest.io.limits import MAX_DIFF_LINES
+
+    head = 0
+    most = min(len(old), len(new))
+    while head < most and old[head] == new[head]:
+        head += 1
+    tail = 0
+    while tail < most - head and old[-1 - tail] == new[-1 - tail]:
+        tail += 1
+    if max(len(old), len(new)) - head - tail <= MAX_DIFF_LINES:
+        import difflib  # only for render --check with a drifted file
+
+        lines = list(difflib.unified_diff(old, new, fromfile=fromfile, tofile=tofile))
+    else:
+        lines = _one_hunk(old, new, head, tail, fromfile, tofile)
     return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
                    for line in lines)
+
+
+def _one_hunk(old: list[str], new: list[str], head: int, tail: int, fromfile: str,
+              tofile: str, context: int = 3) -> list[str]:
+    """The unified diff of one hunk replacing ``old[head:-tail]`` by ``new[head:-tail]``."""
+    start = max(head - context, 0)
+    old_end, new_end = len(old) - tail, len(new) - tail
+    after = min(tail, context)
+
+    def span(count: int) -> str:
+        return f"{start + 1 if count else start},{count}"
+
+    old_count, new_count = old_end + after - start, new_end + after - start
+    return [f"--- {fromfile}\n", f"+++ {tofile}\n",
+            f"@@ -{span(old_count)} +{span(new_count)} @@\n",
+            *(" " + line for line in old[start:head]),
+            *("-" + line for line in old[head:old_end]),
+            *("+" + line for line in new[head:new_end]),
+            *(" " + line for line in old[old_end:old_end + after])]

@@ -1,9 +1,10 @@
 """Templates are code (``--templates`` brings the user's own): they run in Jinja's immutable
 sandbox, within budgets, and their failures are the template author's errors.
 
-- Time: all the templates of one render share ``RENDER_SECONDS``, compiling them included; a
-  timer (SIGALRM, in the main thread of a POSIX process) interrupts a template that runs past
-  it.
+- Time: each object a render makes has ``RENDER_SECONDS`` for its template, compiling it and
+  what it includes included (so a render's budget grows with its spec, never one template's);
+  a timer (SIGALRM, in the main thread of a POSIX process) interrupts a template that runs
+  past it.
 - Output: one template renders at most ``MAX_OUTPUT`` characters (the API server stores less
   than that in one object).
 - Memory: while templates compile and run, the process may grow by at most
@@ -34,11 +35,11 @@ from types import TracebackType
 from typing import Any
 
 from pmanifest.errors import TemplateError
+from pmanifest.io.limits import MAX_TEMPLATE_INT_BITS as MAX_INT_BITS
+from pmanifest.io.limits import MAX_TEMPLATE_OUTPUT as MAX_OUTPUT
+from pmanifest.io.limits import TEMPLATE_MEMORY_HEADROOM as MEMORY_HEADROOM
+from pmanifest.io.limits import TEMPLATE_SECONDS as RENDER_SECONDS
 
-RENDER_SECONDS = 5.0
-MAX_OUTPUT = 2 * 1024 * 1024
-MAX_INT_BITS = 4096  # far above Kubernetes' int64, far below a slow multiplication
-MEMORY_HEADROOM = 256 << 20  # outputs are capped at 2 MiB: this is room for work, not data
 _FIX = "; fix the template"
 
 
@@ -49,7 +50,7 @@ class OutOfBudget(Exception):
 class _Expired(OutOfBudget):
     def __init__(self) -> None:
         super().__init__(f"template ran longer than {RENDER_SECONDS:g} s (the time budget of "
-                         "a render)")
+                         "one object)")
 
 
 def sandbox_class() -> type:
@@ -185,23 +186,30 @@ def template_failure(exc: BaseException, filename: str,
     """The template author's error for an exception from rendering ``filename``: at the
     innermost user template frame (or ``filename`` itself, when it is a user template and no
     frame says more). None when no user template is involved: that is a bug."""
-    frames = [f for f in _template_frames(exc.__traceback__) if is_user(f[0])]
+    every = list(_template_frames(exc.__traceback__))
+    frames = [f for f in every if is_user(f[0])]
     line: int | None = None
     if frames:
         filename, line = frames[-1]
     elif not is_user(filename):
         return None
-    return TemplateError(_describe(exc) + _FIX, filename, line)
+    return TemplateError(_describe(exc, len(every)) + _FIX, filename, line)
 
 
-def _describe(exc: BaseException) -> str:
+_CALLS_DEEP = 20  # template frames on the stack: past this, templates or macros call themselves
+
+
+def _describe(exc: BaseException, frames: int = 0) -> str:
     from jinja2 import TemplateError as JinjaError
 
     if isinstance(exc, OutOfBudget):
         return str(exc)
-    if isinstance(exc, RecursionError):
-        return ("template failed: it includes itself (or templates include each other) "
-                "without end")
+    if isinstance(exc, RecursionError) and frames > _CALLS_DEEP:
+        return ("template failed: it includes itself (or templates include each other, or a "
+                "macro calls itself) without end")
+    if isinstance(exc, RecursionError):  # deep data, in a filter or the output's YAML
+        return ("template failed: it builds data nested too deep to handle (a list or map "
+                "inside itself thousands of levels deep)")
     if isinstance(exc, MemoryError):
         return (f"template used more than {MEMORY_HEADROOM >> 20} MiB of memory (the memory "
                 "budget of a render)")

@@ -4,6 +4,7 @@ ones), and one template rendered, parsed back and schema-validated."""
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Callable
 from pathlib import Path as FsPath
 from typing import Any
@@ -25,31 +26,50 @@ def _user_name(name: str) -> bool:
 
 def _user_source(root: FsPath, name: str) -> tuple[str, str, Callable[[], bool]] | None:
     """A template of ``--templates DIR`` by plain file name. Nothing outside the directory is
-    readable: not through ``..`` or an absolute name, nor through a symbolic link."""
+    readable: not through ``..`` or an absolute name, nor through a symbolic link. An entry
+    of that name that is no file (a dangling link, a link loop, a directory, a FIFO) is an
+    error naming it, never passed over for the built-in template."""
     if not _user_name(name):
         return None
     path = root / name
-    if not path.is_file():
+    if not os.path.lexists(path):
         return None
-    real = path.resolve()
+    try:
+        real = path.resolve(strict=True)
+    except (OSError, RuntimeError) as exc:  # dangling, a loop
+        reason = getattr(exc, "strerror", None) or "a symbolic link loop"
+        raise InputError(f"--templates entry {name!r} cannot be read ({reason}); make it a "
+                         "template file or remove it", str(path)) from None
     if real.parent != root:
         raise InputError(f"template {name!r} leads outside the --templates directory "
                          f"(to {real}); copy the file into the directory instead", str(path))
-    mtime = real.stat().st_mtime
-    return _read_template(real, str(path)), str(path), lambda: real.stat().st_mtime == mtime
+    raw, mtime = _read_template(real, str(path), name)
+    return raw, str(path), lambda: _mtime(real) == mtime
 
 
-def _read_template(real: FsPath, name: str) -> str:
+def _mtime(path: FsPath) -> float | None:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return None
+
+
+def _read_template(real: FsPath, shown: str, name: str) -> tuple[str, float | None]:
+    """The text of a template file and its modification time, through the one reader."""
     from pmanifest.io.reading import Unreadable, read_limited
     from pmanifest.loader.documents import decode
 
     try:
-        raw, _ = read_limited(str(real))
-        return decode(raw)
+        raw, _ = read_limited(str(real), regular_only=True)
+        return decode(raw), _mtime(real)
     except Unreadable as exc:
-        raise InputError(f"cannot read the template: {exc.reason}", name) from None
+        raise InputError(f"--templates entry {name!r} cannot be read: {exc.reason}; make it a "
+                         "template file or remove it", shown) from None
+    except OSError:  # a directory
+        raise InputError(f"--templates entry {name!r} is a directory, not a template file; "
+                         "rename or remove it", shown) from None
     except YamlProblem as problem:
-        raise TemplateError(f"{problem.message}; save the template as UTF-8 text", name,
+        raise TemplateError(f"{problem.message}; save the template as UTF-8 text", shown,
                             problem.line, problem.column) from None
 
 
@@ -90,7 +110,7 @@ def wrapper_text(env: Any) -> str:
 def _filename(env: Any, name: str) -> str:
     """The file the template ``name`` comes from, known before it is compiled."""
     root = getattr(env, "user_root", None)
-    if root is not None and _user_name(name) and (root / name).is_file():
+    if root is not None and _user_name(name) and os.path.lexists(root / name):
         return str(root / name)
     return BUILTIN_PREFIX + name
 

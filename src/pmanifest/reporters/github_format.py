@@ -1,14 +1,17 @@
 """GitHub Actions workflow commands: one ``::error``/``::warning``/``::notice`` a finding,
 shown as annotations on the changed lines of a pull request.
 
-``::error file=F,line=L,col=C,title=PM201 grace-period-over-limit::message``. Values are
-escaped as the runner expects: ``%``, CR and LF everywhere, and ``:``/``,`` in properties.
+``::error file=F,line=L,col=C,title=PM201 grace-period-over-limit::message``. Values go
+through the one escaper (CR, LF, escape sequences from input become visible escapes: the log
+shows them, never acts on them), then are escaped as the runner expects: ``%`` everywhere,
+and ``:``/``,`` in properties.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from pmanifest.io.terminal import shown
 from pmanifest.kube.document import Finding
 from pmanifest.reporters import Summary
 from pmanifest.reporters.sarif_format import artifact_uri
@@ -17,7 +20,9 @@ COMMANDS = {"error": "error", "warning": "warning", "info": "notice"}
 
 
 def escape_data(value: str) -> str:
-    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """``value`` through the one escaper (the log shows no control character raw), then as
+    the runner reads workflow commands."""
+    return shown(value).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
 def escape_property(value: str) -> str:

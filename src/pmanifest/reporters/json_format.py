@@ -1,6 +1,7 @@
 """One JSON object: ``{"findings": [...], "summary": {...}}`` (DESIGN.md §2). A finding whose
 check knows a correct value has a ``"fix"`` too: ``{"path": "spec...", "value": 300}`` (or
-``{"path": ..., "remove": true}``), the path dotted like the finding's own; others have none."""
+``{"path": ..., "remove": true}``), the path dotted like the finding's own but from the YAML
+document's root (``items.N.spec...`` in a ``kind: List``); others have none."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from pmanifest.io.terminal import json_text
 from pmanifest.kube.document import Finding
 from pmanifest.loader.positions import dotted
 from pmanifest.reporters import Summary
@@ -15,7 +17,7 @@ from pmanifest.reporters import Summary
 
 def render(findings: Sequence[Finding], summary: Summary, colour: bool) -> str:
     payload = {"findings": [_finding(f) for f in findings], "summary": summary.counts()}
-    return json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
+    return json_text(json.dumps(payload, indent=2, ensure_ascii=False)) + "\n"
 
 
 def _finding(f: Finding) -> dict[str, Any]:

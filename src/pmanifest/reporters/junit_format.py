@@ -5,7 +5,8 @@ the file, ``name`` ``kind/name`` with the namespace when set; file-level finding
 PM001 under ``(file)``), passing when clean, with one ``<failure>`` per finding (``type`` the
 severity; ``failures`` counts the failed testcases, as JUnit does). A run that linted no
 object is one passing testcase, ``pmanifest lint``, so the report is never empty. Built with
-``xml.etree`` so escaping is right; characters XML 1.0 cannot carry become U+FFFD.
+``xml.etree`` so escaping is right; control characters are written as the one escaper writes
+them, and what XML 1.0 cannot carry otherwise becomes U+FFFD.
 """
 
 from __future__ import annotations
@@ -14,14 +15,17 @@ import re
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 
+from pmanifest.io.terminal import shown, shown_lines
 from pmanifest.kube.document import Finding
 from pmanifest.reporters import Summary
 
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 
-def _clean(text: str) -> str:
-    return _NOT_XML.sub("\ufffd", text)
+def _clean(text: str, lines: bool = False) -> str:
+    """Text for the report: through the one escaper (CI pages show it), and what XML 1.0
+    still cannot carry (lone surrogates, U+FFFE, U+FFFF) as U+FFFD."""
+    return _NOT_XML.sub("\ufffd", shown_lines(text) if lines else shown(text))
 
 
 def render(findings: Sequence[Finding], summary: Summary, colour: bool) -> str:
@@ -43,7 +47,8 @@ def render(findings: Sequence[Finding], summary: Summary, colour: bool) -> str:
                 "type": f.severity,
                 "message": _clean(f"{f.rule} {f.slug}: {f.message}"),
             })
-            text = f"{f.file}:{f.line}:{f.column}: {f.severity} {f.rule}[{f.slug}] {f.message}"
-            failure.text = _clean(text + (f"\npath: {f.path}" if f.path else ""))
+            text = f"{shown(f.file)}:{f.line}:{f.column}: {f.severity} {f.rule}[{f.slug}] " \
+                f"{shown(f.message)}"
+            failure.text = _clean(text + (f"\npath: {shown(f.path)}" if f.path else ""), True)
     ET.indent(suite)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suite, "unicode") + "\n"

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from pmanifest import __version__
+from pmanifest.io.terminal import json_text
 from pmanifest.kube.document import Finding
 from pmanifest.reporters import Summary
 
@@ -79,4 +80,4 @@ def render(findings: Sequence[Finding], summary: Summary, colour: bool) -> str:
             "results": [_result(f, index) for f in findings],
         }],
     }
-    return json.dumps(log, indent=2, ensure_ascii=False) + "\n"
+    return json_text(json.dumps(log, indent=2, ensure_ascii=False)) + "\n"

@@ -1,9 +1,11 @@
-"""``file:line:col: severity id[slug] message``, one finding a line."""
+"""``file:line:col: severity id[slug] message``, one finding a line (the file and the message
+through the one escaper: what they quote from input never acts on the terminal)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from pmanifest.io.terminal import shown
 from pmanifest.kube.document import Finding
 from pmanifest.reporters import Summary
 
@@ -15,7 +17,8 @@ def render(findings: Sequence[Finding], summary: Summary, colour: bool) -> str:
     lines = []
     for f in findings:
         severity = f"{_COLOURS[f.severity]}{f.severity}{_RESET}" if colour else f.severity
-        lines.append(f"{f.file}:{f.line}:{f.column}: {severity} {f.rule}[{f.slug}] {f.message}")
+        lines.append(f"{shown(f.file)}:{f.line}:{f.column}: {severity} {f.rule}[{f.slug}] "
+                     f"{shown(f.message)}")
     lines.append("")  # the last line's newline, without a second copy of every line
     return "\n".join(lines)
 

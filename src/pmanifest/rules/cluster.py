@@ -34,7 +34,7 @@ if TYPE_CHECKING:  # imported where a check runs: lint registers these but never
     from pmanifest.cluster.request import ClusterRequest
 
 MULTIPLE = 8  # documented: num_preemptible_gpus must be a multiple of 8
-FAR_BELOW = 0.5  # PM505: allocated under half the target
+FAR_BELOW = 2  # PM505: allocated under half (1/FAR_BELOW) the target (integers: any size)
 # PM506: the fields of the documented `tg beta clusters create|update` flags (the documented
 # commands; --project is project_id). Boolean flags are not fields.
 COMMAND_FIELDS = frozenset({
@@ -155,7 +155,7 @@ def allocation_far_below(ctx: ClusterContext) -> Iterator[Hit]:
         return
     desired = _whole(request.get("desired_preemptible_gpus"))
     allocated = _whole(request.get("allocated_preemptible_gpus"))
-    if desired is None or allocated is None or desired <= 0 or allocated >= desired * FAR_BELOW:
+    if desired is None or allocated is None or desired <= 0 or allocated * FAR_BELOW >= desired:
         return
     yield _hit(request, "allocated_preemptible_gpus",
                f"allocated_preemptible_gpus {allocated} is less than half the target of "

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 
 from pmanifest.catalogue import RULE_ID, SLUG, lookup
 from pmanifest.io.reading import source_checkout
+from pmanifest.io.writing import say
 
 FAMILY = re.compile(r"^[a-z][a-z0-9_]*$")
 
@@ -126,11 +127,15 @@ def files(root: str, rule_id: str, slug: str, family: str) -> dict[str, str]:
 
 
 def _read(path: str) -> str | None:
-    try:
-        with open(path, encoding="utf-8") as handle:  # the developer's own checkout
-            return handle.read()
-    except FileNotFoundError:
+    """A file of the developer's checkout that the rule extends (None when it is new)."""
+    from pmanifest.io.reading import Unreadable, read_limited
+
+    if not os.path.exists(path):
         return None
+    try:
+        return read_limited(path, regular_only=True, record=False)[0].decode("utf-8")
+    except Unreadable as exc:
+        raise SystemExit(f"pmanifest.rules.new: {path}: cannot read: {exc.reason}") from None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -148,11 +153,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     problem = refuse(args.id, args.slug, family) if root else \
         "pmanifest is not running from a source checkout: install it with pip install -e ."
     if problem is not None or root is None:
-        print(f"pmanifest.rules.new: {problem}", file=sys.stderr)
+        say(f"pmanifest.rules.new: {problem}")
         return 2
     cases = os.path.join(root, "tests", "rules", "cases", f"{args.id}.yaml")
     if os.path.exists(cases):
-        print(f"pmanifest.rules.new: {cases} exists already", file=sys.stderr)
+        say(f"pmanifest.rules.new: {cases} exists already")
         return 2
     from pmanifest.io.writing import write_files
 

@@ -15,7 +15,7 @@ import functools
 import json
 from typing import Any
 
-from pmanifest.io.reading import shipped
+from pmanifest.io.reading import read_shipped
 from pmanifest.schema.kubernetes import SchemaProblem, definitions_document, schema_words
 from pmanifest.schema.words import describe
 
@@ -39,9 +39,7 @@ def is_custom_kind(api_version: str, kind: str) -> bool:
 @functools.cache
 def load_schema(file: str) -> dict[str, Any]:
     """One shipped schema, with the ``$id`` its relative references resolve against."""
-    with open(shipped("pmanifest.schema", "crd_schemas", file), encoding="utf-8") as handle:
-        text = handle.read()
-    schema: dict[str, Any] = json.loads(text)
+    schema: dict[str, Any] = json.loads(read_shipped("pmanifest.schema", "crd_schemas", file))
     schema["$id"] = _BASE_URI + file
     return schema
 

@@ -93,25 +93,41 @@ _STALE = object()
 
 
 def load_shipped(name: str, schema: dict[str, Any], words: Words | str,
-                 error: type[Exception] = ConfigError, folder: str | None = None) -> Any:
-    """The validated data of ``policies/NAME`` (``folder``: another directory laid out the same
-    way), from its snapshot when that was made from exactly these bytes."""
-    folder = folder or shipped("pmanifest.policies")
-    with open(os.path.join(folder, name), "rb") as handle:
-        raw = handle.read()
-    data = _from_snapshot(os.path.join(folder, SNAPSHOTS, f"{name}.json"), raw)
-    if data is _STALE:
-        data, _ = load_data(raw.decode("utf-8"), f"policies/{name}", schema, words, error)
-    return data
+                 error: type[Exception] = ConfigError, folder: str | None = None,
+                 build: Callable[[Any], Any] = lambda data: data) -> Any:
+    """``build`` of the validated data of ``policies/NAME`` (``folder``: another directory
+    laid out the same way), from its snapshot when that was made from exactly these bytes.
+    A snapshot that cannot be read, or whose data ``build`` fails on (a corrupt file: it is
+    pmanifest's own), is set aside like a stale one: the YAML is read instead."""
+    raw = _shipped(folder, name)
+    data = _from_snapshot(_path(folder, SNAPSHOTS, f"{name}.json"), raw)
+    if data is not _STALE:
+        try:
+            return build(data)
+        except Exception:  # corrupt: any failure means "read the YAML"
+            pass
+    data, _ = load_data(raw.decode("utf-8"), f"policies/{name}", schema, words, error)
+    return build(data)
+
+
+def _path(folder: str | None, *parts: str) -> str:
+    return os.path.join(folder or shipped("pmanifest.policies"), *parts)
+
+
+def _shipped(folder: str | None, name: str) -> bytes:
+    from pmanifest.io.reading import Unreadable, read_limited
+
+    try:
+        return read_limited(_path(folder, name), regular_only=True, record=False)[0]
+    except Unreadable as exc:
+        raise OSError(f"policies/{name}: {exc.reason}; reinstall pmanifest") from None
 
 
 def snapshot_of(name: str, schema: dict[str, Any], words: Words | str,
                 error: type[Exception] = ConfigError, folder: str | None = None) -> str:
     """The snapshot of ``policies/NAME`` as it is committed: its data, validated, and the
     fingerprint of the bytes it came from."""
-    folder = folder or shipped("pmanifest.policies")
-    with open(os.path.join(folder, name), "rb") as handle:
-        raw = handle.read()
+    raw = _shipped(folder, name)
     data, _ = load_data(raw.decode("utf-8"), f"policies/{name}", schema, words, error)
     text = json.dumps({"source": fingerprint(raw), "data": data}, indent=1,
                       ensure_ascii=False) + "\n"
@@ -121,10 +137,11 @@ def snapshot_of(name: str, schema: dict[str, Any], words: Words | str,
 
 
 def _from_snapshot(path: str, raw: bytes) -> Any:
+    from pmanifest.io.reading import Unreadable, read_limited
+
     try:
-        with open(path, encoding="utf-8") as handle:
-            snapshot = json.load(handle)
-    except (OSError, ValueError):
+        snapshot = json.loads(read_limited(path, regular_only=True, record=False)[0])
+    except (OSError, Unreadable, ValueError, RecursionError):  # missing, corrupt
         return _STALE
     if not isinstance(snapshot, dict) or snapshot.get("source") != fingerprint(raw) or \
             "data" not in snapshot:

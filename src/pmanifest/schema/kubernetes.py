@@ -61,12 +61,17 @@ class SchemaProblem(NamedTuple):
 
 @functools.cache
 def _schema_root() -> Any:
+    return _package() / "kubernetes-json-schema"
+
+
+@functools.cache
+def _package() -> pathlib.Path:
     # Locate the package without importing it: kubernetes_validate/__init__ imports
     # jsonschema and more, which a valid manifest never needs (see the fast path).
     spec = importlib.util.find_spec("kubernetes_validate")
     if spec is None or not spec.submodule_search_locations:
         raise ConfigError("kubernetes-validate is not installed; reinstall pmanifest")
-    return pathlib.Path(next(iter(spec.submodule_search_locations))) / "kubernetes-json-schema"
+    return pathlib.Path(next(iter(spec.submodule_search_locations)))
 
 
 @functools.cache
@@ -124,8 +129,7 @@ def _without_defaulted(name: str, schema: dict[str, Any]) -> dict[str, Any]:
 @functools.cache
 def definitions_document(version: str) -> dict[str, Any]:
     """``_definitions.json`` of a version, with the server-defaulted fields made optional."""
-    document: dict[str, Any] = json.loads(
-        _schema_dir(version).joinpath("_definitions.json").read_text())
+    document: dict[str, Any] = _json(_schema_dir(version).joinpath("_definitions.json"))
     document["$defs"] = {name: _without_defaulted(name, schema)
                          for name, schema in document["$defs"].items()}
     return document
@@ -142,7 +146,7 @@ def _kind_schema(version: str, api_version: str, kind: str) -> dict[str, Any] | 
     path = _schema_dir(version).joinpath(name) if name is not None else None
     if path is None or not path.is_file():
         return None
-    schema: dict[str, Any] = json.loads(path.read_text())
+    schema: dict[str, Any] = _json(path)
     group_version = api_version.rpartition("/")
     suffix = f".{group_version[2]}.{kind}"
     for definition, _ in SERVER_DEFAULTED:
@@ -158,7 +162,14 @@ def definition_fields(version: str, name: str) -> frozenset[str]:
     path = _schema_dir(version).joinpath(f"{name}.json")
     if "/" in name or not path.is_file():
         return frozenset()
-    return frozenset(json.loads(path.read_text()).get("properties", {}))
+    return frozenset(_json(path).get("properties", {}))
+
+
+def _json(path: pathlib.Path) -> Any:
+    """A schema file of kubernetes-validate, through the one reader."""
+    from pmanifest.io.reading import read_package_file
+
+    return json.loads(read_package_file(str(path)))
 
 
 @functools.cache

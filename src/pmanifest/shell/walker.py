@@ -2,10 +2,13 @@
 inlined, into the facts of one script (cached).
 
 The walk is bounded: inlining can make it exponential (``f0`` calls ``f1`` twice, ``f1`` calls
-``f2`` twice, ...) and nesting can make it deep (``(((...)))``, ``a && b && ...``, ``$(...)``).
-Past ``MAX_NESTING`` levels or a budget of steps in proportion to the script's size, the script
-is *opaque*: its facts are empty and ``ScriptFacts.opaque`` says why, so a rule can tell "no
-trap" from "not read". No real script comes near either bound.
+``f2`` twice, ...), or copy a large function body many times (a 100 KB ``echo`` called from
+thousands of places), and nesting can make it deep (``(((...)))``, ``a && b && ...``,
+``$(...)``). Past ``MAX_NESTING`` levels, a budget of steps or a budget of bytes (the text of
+the commands the walk records, trap actions parsed included), each in proportion to the
+script's size, the script is *opaque*: its facts are empty and ``ScriptFacts.opaque`` says
+why, so a rule can tell "no trap" from "not read". So is a script tree-sitter cannot parse
+within its time (``parse``). No real script comes near any bound (``pmanifest.io.limits``).
 
 Columns are characters (tree-sitter counts bytes): a position after ``é`` stays right.
 """
@@ -14,14 +17,27 @@ from __future__ import annotations
 
 import functools
 import re
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeGuard
 
+from pmanifest.io.limits import (
+    MAX_SHELL_NESTING as MAX_NESTING,
+)
+from pmanifest.io.limits import (
+    MAX_TRAPS_FOLLOWED,
+    SHELL_PARSE_SECONDS,
+    SHELL_PARSE_SECONDS_PER_KIB,
+    SHELL_STEPS_BASE,
+    SHELL_STEPS_PER_BYTE,
+    SHELL_WALK_BASE,
+    SHELL_WALK_PER_BYTE,
+)
 from pmanifest.shell.facts import QUICK, Command, Loc, ScriptFacts, Trap, sleeps_forever
 
 if TYPE_CHECKING:
-    from tree_sitter import Node, Parser
+    from tree_sitter import Node, Parser, Tree
 
 
 @functools.cache
@@ -67,12 +83,6 @@ def _signal(name: str) -> str:
 
 
 _ORIGIN = Loc(0, 0)
-MAX_NESTING = 150  # levels of syntax and of inlined calls (each is a few Python frames)
-STEPS_BASE = 5_000  # statements walked, inlined bodies included: this plus STEPS_PER_BYTE * size
-STEPS_PER_BYTE = 4  # (real scripts use under 1 per byte)
-# traps whose following main-shell commands are kept (a handler that returns goes on there);
-# past it a script of thousands of traps would cost traps x commands
-MAX_TRAPS_FOLLOWED = 64
 
 
 class _Opaque(Exception):
@@ -85,7 +95,14 @@ class _Budget:
 
     steps: int
     lines: Sequence[bytes]  # of the script (function bodies are parts of it)
+    text: int = 0  # bytes of commands the walk may still record (their words are copied)
+    deadline: float = 0.0  # (monotonic) of every parse of the script and its trap actions
     depth: int = 0
+
+    def spend_text(self, size: int) -> None:
+        self.text -= size
+        if self.text < 0:
+            raise _Opaque("too much text to read once the script's functions are inlined")
 
 
 @dataclass
@@ -160,10 +177,13 @@ class _Walker:
         if name_node is None:
             return
         name = literal(name_node.named_children[0] if name_node.named_children else name_node)
-        args = tuple(literal(a) for a in node.children_by_field_name("argument"))
         for arg in node.children_by_field_name("argument"):
             for sub in _substitutions(arg):
                 self.walk(sub, background, True)
+        # what is recorded: the command's words (its substitutions verbatim), once they are
+        # walked (so that nesting meets its own bound first)
+        self.budget.spend_text(node.end_byte - node.start_byte)
+        args = tuple(literal(a) for a in node.children_by_field_name("argument"))
         if name in self.functions:
             if name not in self.calling:  # a recursive call adds nothing new
                 inner = _Walker(self.functions, self.budget, self.budget.lines, self.events,
@@ -193,9 +213,10 @@ class _Walker:
         quoted = 1 if start.type in ("raw_string", "string") else 0
         at = self.loc(start)
         text = action.encode("utf-8")
+        self.budget.spend_text(len(text))  # parsed again each time the trap is walked
         inner = _Walker(self.functions, self.budget, text.split(b"\n"), [], self.calling,
                         Loc(at.row, at.column + quoted))
-        inner.walk(_parser().parse(text).root_node, False, False)
+        inner.walk(parse(text, self.budget.deadline).root_node, False, False)
         commands = tuple(e.command for e in inner.events if e.command is not None)
         trap = Trap(command.loc, signals, action, commands)
         self.events.append(_Event(trap=trap))
@@ -227,15 +248,38 @@ def _functions(root: Node) -> dict[str, Node]:
     return out
 
 
+def parse(text: bytes, deadline: float) -> Tree:
+    """tree-sitter's tree of a script, or _Opaque past ``deadline`` (monotonic): its error
+    recovery is quadratic on some broken text (60 KB of ``a=(`` took 15 s and more)."""
+    def read(offset: int, point: object) -> bytes:
+        return text[offset:offset + _CHUNK]
+
+    def progress(offset: int, has_error: bool) -> bool:  # True: stop
+        return time.monotonic() > deadline
+
+    try:
+        return _parser().parse(read, progress_callback=progress)
+    except ValueError:  # stopped (tree-sitter says "Parsing failed")
+        _parser().reset()
+        raise _Opaque("it did not parse in the time its size allows (broken syntax that "
+                      "tree-sitter's error recovery is slow on)") from None
+
+
+_CHUNK = 1 << 16
+
+
 @functools.lru_cache(maxsize=512)
 def analyse(script: str) -> ScriptFacts:
     """The facts of one script (cached: the same wrapper is often pasted into many pods)."""
     text = script.encode("utf-8")
-    root = _parser().parse(text).root_node
     lines = text.split(b"\n")
-    budget = _Budget(STEPS_BASE + STEPS_PER_BYTE * len(text), lines)
-    walker = _Walker(_functions(root), budget, lines)
+    seconds = SHELL_PARSE_SECONDS + SHELL_PARSE_SECONDS_PER_KIB * len(text) / 1024
+    budget = _Budget(SHELL_STEPS_BASE + SHELL_STEPS_PER_BYTE * len(text), lines,
+                     SHELL_WALK_BASE + SHELL_WALK_PER_BYTE * len(text),
+                     time.monotonic() + seconds)
     try:
+        root = parse(text, budget.deadline).root_node
+        walker = _Walker(_functions(root), budget, lines)
         walker.walk(root, False, False)
     except _Opaque as exc:
         return ScriptFacts(opaque=str(exc))

@@ -24,6 +24,7 @@ from pmanifest.render.spec.model import (
     Distributed,
     GcsFaultTolerance,
 )
+from pmanifest.render.spec.schema_parts import INT32_MAX
 from pmanifest.render.spec.schema_parts import field as _f
 
 FRAMEWORKS = ("torchrun", "ray")
@@ -82,31 +83,31 @@ def distributed_schema() -> dict[str, Any]:
                      "a rendezvous Deployment with its Service; the default) or jobset (one "
                      "JobSet, jobset.x-k8s.io/v1alpha2). ray: rayjob (the default) or "
                      "raycluster (ray.io/v1). `render --distributed-output` overrides it."),
-        "minNodes": _f({"type": "integer", "minimum": 1},
+        "minNodes": _f({"type": "integer", "minimum": 1, "maximum": INT32_MAX},
                        "Fewest nodes (pods) training runs on: below maxNodes, training goes on "
                        "while preempted nodes are replaced.", DEFAULT_MIN_NODES),
         "maxNodes": _f({"type": "integer", "minimum": 1, "maximum": 1000},
                        "Most nodes (pods): the Job's parallelism and completions, the Ray "
                        "worker group's replicas."),
-        "nprocPerNode": _f({"type": "integer", "minimum": 1},
+        "nprocPerNode": _f({"type": "integer", "minimum": 1, "maximum": INT32_MAX},
                            "torchrun only. Training processes per node; omitted means gpus "
                            "(1 without GPUs)."),
-        "maxRestarts": _f({"type": "integer", "minimum": 0},
+        "maxRestarts": _f({"type": "integer", "minimum": 0, "maximum": INT32_MAX},
                           "torchrun only. Worker-group restarts each torchrun allows: every "
                           "preemption of another node costs the survivors one (a node "
                           "joining costs none); a new pod starts with the full count.",
                           DEFAULT_MAX_RESTARTS),
         "rdzvPort": _f({"type": "integer", "minimum": 1, "maximum": 65535},
                        "torchrun only. Port of the rendezvous store.", DEFAULT_RDZV_PORT),
-        "joinTimeoutSeconds": _f({"type": "integer", "minimum": 1},
+        "joinTimeoutSeconds": _f({"type": "integer", "minimum": 1, "maximum": INT32_MAX},
                                  "torchrun only. How long a rendezvous waits for minNodes "
                                  "before the survivors give up (exit 1, counted as a "
                                  "failure).", DEFAULT_JOIN_TIMEOUT),
-        "lastCallTimeoutSeconds": _f({"type": "integer", "minimum": 0},
+        "lastCallTimeoutSeconds": _f({"type": "integer", "minimum": 0, "maximum": INT32_MAX},
                                      "torchrun only. Once minNodes have joined, how long to "
                                      "wait for more before training starts.",
                                      DEFAULT_LAST_CALL_TIMEOUT),
-        "jobSetMaxRestarts": _f({"type": "integer", "minimum": 0},
+        "jobSetMaxRestarts": _f({"type": "integer", "minimum": 0, "maximum": INT32_MAX},
                                 "torchrun with output jobset only. Restarts of the whole "
                                 "JobSet for genuine failures (preemptions never count).",
                                 DEFAULT_JOBSET_RESTARTS),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pmanifest.io.limits import INT64_MAX
 from pmanifest.kube.contract import ROLES
 from pmanifest.kube.profile import DEFAULT_PROFILE, profile_names
 from pmanifest.render.spec.distributed import distributed_schema
@@ -25,14 +26,12 @@ from pmanifest.render.spec.model import (
 from pmanifest.render.spec.pod import pod_template_schema, workload_pod_fields
 from pmanifest.render.spec.runtime_fields import runtime_shared_fields, runtime_workload_fields
 from pmanifest.render.spec.schema_parts import ARGV_ITEM as _ARGV_ITEM
-from pmanifest.render.spec.schema_parts import INT64_MAX
-from pmanifest.render.spec.schema_parts import QUANTITY as _QUANTITY
+from pmanifest.render.spec.schema_parts import QUANTITY_VALUE
 from pmanifest.render.spec.schema_parts import STRING_MAP as _STRING_MAP
 from pmanifest.render.spec.schema_parts import count as _count
 from pmanifest.render.spec.schema_parts import field as _f
 
-_QUANTITIES = {"type": "object", "additionalProperties": {"type": ["string", "integer"],
-                                                          "pattern": _QUANTITY}}
+_QUANTITIES = {"type": "object", "additionalProperties": QUANTITY_VALUE}
 _TOLERATION = {
     "type": "object",
     "additionalProperties": False,
@@ -83,7 +82,7 @@ def _volume_schema() -> dict[str, Any]:
                     "medium": _f({"enum": ["Memory"]}, "Memory: a tmpfs counted against the "
                                  "container's memory (e.g. /dev/shm for NCCL); omitted means "
                                  "the node's disk."),
-                    "sizeLimit": _f({"type": ["string", "integer"], "pattern": _QUANTITY},
+                    "sizeLimit": _f(QUANTITY_VALUE,
                                     "Most the volume may hold, e.g. 64Gi; omitted means no "
                                     "limit of its own."),
                 },

@@ -18,7 +18,7 @@ from pmanifest.render.spec.runtime import (
 from pmanifest.render.spec.schema_parts import (
     ARGV_ITEM,
     INT32_MAX,
-    QUANTITY,
+    QUANTITY_VALUE,
     STRING_MAP,
     SUBDOMAIN,
     closed,
@@ -75,7 +75,7 @@ def env_value_schema() -> dict[str, Any]:
             "resourceFieldRef": field(closed({
                 "resource": field({"enum": RESOURCE_FIELDS}, "Which request or limit of the "
                                   "main container, e.g. limits.memory."),
-                "divisor": field({"type": ["string", "integer"], "pattern": QUANTITY},
+                "divisor": field(QUANTITY_VALUE,
                                  "Unit the value is expressed in, e.g. 1Mi or 1m.", "1"),
             }, ("resource",)), "A resource request or limit of the main container: "
                                "{resource: limits.cpu}."),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pmanifest.io.limits import INT64_MAX, INT64_MIN
 from pmanifest.render.spec.model import DNS1123_SUBDOMAIN
 
 
@@ -22,7 +23,10 @@ STRING_MAP = {"type": "object", "additionalProperties": {"type": "string"}}
 QUANTITY = r"^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]+)?$"
 SUBDOMAIN = {"type": "string", "maxLength": 253, "pattern": DNS1123_SUBDOMAIN.pattern}
 INT32_MAX = 2**31 - 1  # the Kubernetes fields these fill are int32 (int64 for durations)
-INT64_MAX = 2**63 - 1
+# a quantity written as a number is an int64 to Kubernetes (and a template's output refuses
+# any integer beyond 64 bits): one beyond is refused at its line, as every integer field is
+QUANTITY_VALUE = {"type": ["string", "integer"], "pattern": QUANTITY, "minimum": INT64_MIN,
+                  "maximum": INT64_MAX}
 
 
 def count(least: int) -> dict[str, Any]:

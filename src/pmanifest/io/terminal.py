@@ -1,0 +1,61 @@
+"""The one escaper: every piece of text bound for a terminal or a log that may hold input (a
+file name, a node name, a value quoted in a message) goes through ``shown``, in every command
+and every reporter.
+
+Input can hold what a terminal acts on: escape sequences (ESC, and the 8-bit CSI of C1),
+carriage returns and line feeds that forge or hide lines, other C0 and C1 controls, DEL, the
+Unicode line and paragraph separators, and the bidirectional controls that reorder what is
+shown ("Trojan source"). ``shown`` writes each as a visible escape, as Python writes it in a
+string (``\\x1b``, ``\\r``, ``\\n``, ``\\u2028``), and leaves all other text alone; text
+without any costs one scan. ``shown_lines`` does the same but keeps line feeds, for
+multi-line text (``explain``'s examples). JSON output escapes them as JSON does
+(``json_text``): the same data, nothing raw.
+"""
+
+from __future__ import annotations
+
+import re
+
+# C0 controls, DEL and C1 controls, the line and paragraph separators, and the bidirectional
+# formatting characters (marks, embeddings, overrides, isolates)
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_UNSAFE_KEEP_LF = re.compile(
+    "[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = match.group()
+    named = _NAMED.get(char)
+    if named is not None:
+        return named
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def shown(text: str) -> str:
+    """``text`` with every character a terminal could act on written as a visible escape
+    (line feeds too: the result is one line)."""
+    if _UNSAFE.search(text) is None:
+        return text
+    return _UNSAFE.sub(_escape, text)
+
+
+def shown_lines(text: str) -> str:
+    """``shown``, keeping line feeds (for multi-line text)."""
+    if _UNSAFE_KEEP_LF.search(text) is None:
+        return text
+    return _UNSAFE_KEEP_LF.sub(_escape, text)
+
+
+# what json.dumps(ensure_ascii=False) leaves raw in a string and a terminal could act on
+_JSON_RAW = re.compile("[\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def json_text(text: str) -> str:
+    """JSON text from ``json.dumps(..., ensure_ascii=False)`` with DEL, the C1 controls, the
+    line separators and the bidirectional controls written as ``\\uXXXX`` escapes: the same
+    JSON value (they can only stand inside its strings), nothing raw on a terminal."""
+    if _JSON_RAW.search(text) is None:
+        return text
+    return _JSON_RAW.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
