@@ -3,7 +3,7 @@ expansion of parsed text, the size of numbers, and the work of each analyser (sh
 templates, policy schemas), each in proportion to the input's bytes where work can grow with
 them. No valid input up to the documented sizes comes near one (each says why).
 
-``LIMITS`` is the table the README's "Hostile input" section shows (``tests/test_limits.py``
+``LIMITS`` is the table docs/reference.md's "Hostile input" section shows (``tests/test_limits.py``
 keeps them equal); the modules that enforce a bound import it from here.
 """
 
@@ -80,7 +80,7 @@ def _size(value: int) -> str:
     return f"{value:,}"
 
 
-# (what is bounded, the bound) as the README lists them
+# (what is bounded, the bound) as docs/reference.md lists them
 LIMITS: tuple[tuple[str, str], ...] = (
     ("bytes read from one input (file, FIFO, stdin, config, policy, template, cluster file)",
      _size(MAX_INPUT_BYTES)),
