@@ -3,7 +3,9 @@ docs/*.md by name), and in the READMEs of examples/, which name the same files
 (EXTRA_READMES), runs, so the documentation cannot drift from the program.
 
 What runs: each line of every ```sh block (a trailing ``\\`` continues a line; blank and
-comment-only lines are skipped) and each ``$ `` line of every ```console block, page by page
+comment-only lines are skipped) and each ``$ `` line of every ```console block (whose output
+lines, down to the next ``$ ``, must each be a line it prints; one ending in ``...`` the start
+of one, and a ``...`` line alone stands for any number of lines), page by page
 in PAGES order and in each page's order, with ``bash -o pipefail`` in one sandbox directory.
 A command passes when it exits 0, or the code EXIT_CODES gives it (an example whose findings
 are the point). Nothing here lists today's commands: a section added to a page is run as it
@@ -91,6 +93,7 @@ class Command:
     line: int  # in its README
     text: str
     readme: str = "README.md"  # from the repository's root
+    output: tuple[str, ...] = ()  # what a console block shows it prints
 
 
 def fenced_blocks(text: str) -> list[tuple[str, int, list[str]]]:
@@ -114,8 +117,10 @@ def commands(text: str, readme: str = "README.md") -> list[Command]:
     found = []
     for info, first, lines in fenced_blocks(text):
         if info == "console":
-            found += [Command(first + n, line[2:], readme) for n, line in enumerate(lines)
-                      if line.startswith("$ ")]
+            starts = [n for n, line in enumerate(lines) if line.startswith("$ ")]
+            found += [Command(first + n, lines[n][2:], readme,
+                              tuple(lines[n + 1:next((m for m in starts if m > n), None)]))
+                      for n in starts]
         elif info == "sh":
             pending: list[str] = []
             start = first
@@ -245,6 +250,11 @@ def test_readme_command_runs(command: Command, sandbox: tuple[Path, dict[str, st
         f"{command.readme}:{command.line}: `{command.text}` exited {done.returncode}, not "
         f"{expected}\n"
         f"stdout: {done.stdout[-2000:]}\nstderr: {done.stderr[-2000:]}")
+    printed = (done.stdout + done.stderr).splitlines()
+    not_printed = [shown for shown in command.output if shown != "..." and not any(
+        line.startswith(shown[:-3]) if shown.endswith("...") else line == shown
+        for line in printed)]
+    assert not_printed == [], f"{command.readme}:{command.line}: shown but not printed"
 
 
 def test_every_substitution_and_exit_code_is_still_needed() -> None:
@@ -262,5 +272,5 @@ def test_the_parser_reads_blocks_as_documented() -> None:
             "```yaml\n# conf.yaml\nx: 1\n```\n```yaml\nid: ACME001\n```\n")
     assert commands(text) == [Command(2, "pmanifest lint a    --fail-on warning   # note"),
                               Command(6, "pmanifest rules"),
-                              Command(9, "pmanifest policy test p")]
+                              Command(9, "pmanifest policy test p", output=("PASS x",))]
     assert named_files(text) == {"conf.yaml": "x: 1\n"}
