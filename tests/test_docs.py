@@ -1,8 +1,9 @@
-"""The documentation holds together: every relative link of README.md and docs/*.md points at
-a file of the repository, and an anchor at a heading of its page (as GitHub names headings);
-every placeholder path a page names (tests/test_readme.py's PLACEHOLDERS, which the sandbox
-that runs the pages' commands makes) is declared a placeholder on that page, near where it
-first appears; and the front page stays a front page."""
+"""The documentation holds together: every relative link of README.md, docs/*.md and the
+READMEs of examples/ points at a file of the repository, and an anchor at a heading of its
+page (as GitHub names headings); every placeholder path a page names (tests/test_readme.py's
+PLACEHOLDERS, which the sandbox that runs the pages' commands makes) is declared a placeholder
+on that page, near where it first appears; every page is linked from the front page; and the
+front page stays under 200 lines."""
 
 from __future__ import annotations
 
@@ -11,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_readme import PAGES, PLACEHOLDERS, README, ROOT, page_name
+from tests.test_readme import EXTRA_READMES, PAGES, PLACEHOLDERS, README, ROOT, page_name
 
 LINK = re.compile(r"(?<!!)\[((?:[^\[\]]|\[[^\]]*\])*)\]\(([^()\s]+)\)")
+READ = [*PAGES, *(ROOT / name for name in EXTRA_READMES)]  # every page a user reads
 NEAR = 15  # lines between a placeholder's first appearance and its declaration, at most
 
 
@@ -64,7 +66,7 @@ def test_the_parsers_read_links_and_headings_as_github_does() -> None:
     assert links(text) == [(8, "b.md#c"), (8, "../y/"), (9, "n.md")]
 
 
-@pytest.mark.parametrize("page", PAGES, ids=page_name)
+@pytest.mark.parametrize("page", READ, ids=page_name)
 def test_every_relative_link_resolves(page: Path) -> None:
     broken = []
     for number, target in links(page.read_text()):
@@ -86,7 +88,7 @@ def test_every_page_is_linked_from_the_front_page() -> None:
     assert set(PAGES[1:]) <= linked
 
 
-@pytest.mark.parametrize("page", PAGES, ids=page_name)
+@pytest.mark.parametrize("page", READ, ids=page_name)
 def test_every_placeholder_is_declared_where_it_appears(page: Path) -> None:
     lines = page.read_text().split("\n")
     paragraphs: list[tuple[int, str]] = []  # (first line, text) of the prose paragraphs
