@@ -112,7 +112,7 @@ def cluster_events(
 
     Prints preemptions per node and overall, the observed window, the mean time between
     preemptions per node, and the checkpoint interval that minimises lost work for a job on
-    --nodes preemptible nodes (Young/Daly), with the GPU time it loses and whether the
+    --nodes preemptible nodes (Daly's, Young's beside it), the GPU time it loses and whether the
     checkpoint fits the drain window. Several files are merged (one event per node and
     reason, as the API keeps them). With --spec, the checkpoint duration, the nodes and the
     profile come from the spec's preemptible worker.
