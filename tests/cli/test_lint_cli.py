@@ -270,7 +270,7 @@ def test_explain_documents_the_grace_and_fragment_decisions(runner: CliRunner) -
     assert "An explicit value equal to Kubernetes' default (30 s) is judged like an" in grace
     # one decision for the grace rules: no DaemonSet, said where each says what it reads
     applies = (
-        "Applies to:\n  every pod template of role worker, coordinator or serving (not "
+        "Applies to:\n  every pod template of role worker, coordinator, serving or unknown (not "
         "DaemonSets, whose pods have the role daemon): of the core workload kinds (Pod, Job, "
         "CronJob, Deployment, StatefulSet, ReplicaSet, ReplicationController, PodTemplate), of "
         "the custom resources pmanifest knows (KubeRay, JobSet, Kubeflow, LeaderWorkerSet, "

@@ -18,14 +18,9 @@ from collections.abc import Iterator
 from pmanifest.admission.cel import all_of, at, fresh, present, string, strings
 from pmanifest.admission.scope import Covered, covered, kind_matches
 from pmanifest.kube.contract import ROLE_LABEL, ROLES
-from pmanifest.kube.kinds import (
-    STATEFUL_IMAGES,
-    STATEFUL_PREFIXES,
-    STATEFUL_SUFFIXES,
-    Kind,
-    Template,
-)
+from pmanifest.kube.kinds import Kind, Template
 from pmanifest.kube.podtemplates import parse
+from pmanifest.kube.roles import stateful_name_pattern
 
 # ------------------------------------------------------------------------------- templates
 
@@ -52,19 +47,21 @@ def declared(meta: str, path: tuple[str, ...]) -> str:
 
 
 def stateful_image_pattern() -> str:
-    """An RE2 pattern matching exactly the images :func:`stateful_image` calls databases or
-    queues: the name after the last ``/`` before any ``@``, up to its first ``:``, in
-    lower case (Python's ``str.lower``, character by character), is one of them."""
+    """An RE2 pattern matching exactly the images :func:`pmanifest.kube.roles.stateful_image`
+    calls databases or queues: the name after the last ``/`` before any ``@``, up to its
+    first ``:``, in lower case (Python's ``str.lower``, character by character), follows
+    :func:`pmanifest.kube.roles.stateful_name_pattern`."""
     def word(text: str) -> str:
-        return "".join(_lower_class(ch) for ch in text)
+        return "".join(_lower_class(ch) if ch.isalpha() else _literal(ch) for ch in text)
 
-    def words(items: frozenset[str]) -> str:
-        return "(?:" + "|".join(word(w) for w in sorted(items)) + ")"
-
-    images, suffixes, prefixes = (words(STATEFUL_IMAGES), words(STATEFUL_SUFFIXES),
-                                  words(STATEFUL_PREFIXES))
-    name = f"(?:{images}|{images}-{suffixes}|{prefixes}-{images})"
+    letters = "".join("".join(case_folded("lower").get(ch, [ch]))
+                      for ch in "abcdefghijklmnopqrstuvwxyz")
+    name = stateful_name_pattern(word, f"[{letters}]", "[0-9]")
     return f"^(?:[^@]*/)?{name}(?::[^@/]*)?(?:@(?s:.*))?$"
+
+
+def _literal(ch: str) -> str:
+    return "\\" + ch if ch == "." else ch
 
 
 def _lower_class(ch: str) -> str:

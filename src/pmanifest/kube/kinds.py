@@ -41,17 +41,19 @@ COORDINATOR_NAMES = frozenset({
     "leader", "driver", "launcher", "master", "head", "coordinator", "chief", "ps",
     "mpimaster", "scheduler", "server",
 })
-# Images of databases and queues: the last path component, tag and digest removed, is one of
-# these, or one of these with a suffix of STATEFUL_SUFFIXES (redis-stack-server) or a prefix of
-# STATEFUL_PREFIXES (cp-kafka). A Deployment running one is a stateful anchor, not a stateless
-# server (PM103's rationale). `kafka-exporter` and `cp-kafka-rest` are not kafka.
+# Images of databases, queues and object stores: the last path component, tag and digest
+# removed, is one of these with any version words (redis7, mysql-80, postgresql-16-c9s), a
+# suffix of STATEFUL_SUFFIXES (redis-stack-server) or a prefix of STATEFUL_PREFIXES (cp-kafka):
+# the grammar is pmanifest.kube.roles'. A Deployment running one is a stateful anchor, not a
+# stateless server (PM103's rationale). `kafka-exporter` and `cp-kafka-rest` are not kafka.
 STATEFUL_IMAGES = frozenset({
     "postgres", "postgresql", "postgis", "pgvector", "timescaledb", "mysql", "mariadb",
     "percona", "redis", "valkey", "keydb", "memcached", "etcd", "zookeeper", "kafka",
     "rabbitmq", "mongo", "mongodb", "cassandra", "scylla", "cockroach", "nats", "pulsar",
     "clickhouse", "minio", "neo4j", "influxdb", "elasticsearch", "opensearch", "couchdb",
 })
-STATEFUL_SUFFIXES = frozenset({"server", "stack", "stack-server", "cluster", "standalone"})
+STATEFUL_SUFFIXES = frozenset({"server", "stack", "stack-server", "cluster", "standalone",
+                               "sentinel", "community-server", "enterprise-server"})
 STATEFUL_PREFIXES = frozenset({"cp"})  # Confluent Platform: cp-kafka, cp-zookeeper
 # Where containers are in a template: (key, is a list, is init).
 POD_CONTAINERS = (("initContainers", True, True), ("containers", True, False))
@@ -304,12 +306,3 @@ def coordinator_name(name: str) -> bool:
     """``rj-leader``, ``Master``, ``PS`` -> True; ``workers``, ``trainer-node`` -> False."""
     return any(word in COORDINATOR_NAMES for word in _WORD.findall(name.lower()))
 
-
-def stateful_image(image: str) -> bool:
-    """``docker.io/bitnami/postgresql:16`` -> True; ``danielqsj/kafka-exporter`` -> False."""
-    name = image.split("@", 1)[0].rsplit("/", 1)[-1].split(":", 1)[0].lower()
-    if name in STATEFUL_IMAGES:
-        return True
-    head, _, tail = name.partition("-")
-    return (head in STATEFUL_IMAGES and tail in STATEFUL_SUFFIXES) or \
-        (head in STATEFUL_PREFIXES and tail in STATEFUL_IMAGES)
