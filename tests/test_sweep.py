@@ -64,3 +64,43 @@ def test_sweep_prints_figures_per_repository_and_profile(tmp_path: Path) -> None
     kept = findings.read_text().splitlines()
     assert [(line.count('"repo": "demo-gke"'), line.count('"rule": "PM102"')) for line in kept] \
         == [(1, 1), (1, 1), (0, 0)]
+
+
+@pytest.mark.skipif(not SWEEP.is_file(), reason="needs the source tree")
+def test_sweep_prints_the_results_table_from_judgements(tmp_path: Path) -> None:
+    repos = tmp_path / "repos"
+    (repos / "demo").mkdir(parents=True)
+    (repos / "demo" / "deploy.yaml").write_text(DEPLOYMENT)
+    (repos / "demo" / "bad.yaml").write_text("a: [\n")
+    (repos / "other").mkdir()
+    (repos / "other" / "deploy.yaml").write_text(DEPLOYMENT)
+    commits = tmp_path / "commits.tsv"
+    commits.write_text("demo\tacme/demo\t0123abc\n")
+    judgements = tmp_path / "j.jsonl"
+    judgements.write_text(
+        '{"key": "demo|deploy.yaml|8|5|PM102|Deployment/web", "verdict": "TP", "reason": "r"}\n'
+        '{"key": "demo|bad.yaml|2|1|PM001|-/-", "verdict": "FP-platform", "reason": "r"}\n'
+        '{"key": "other|deploy.yaml|8|5|PM102|Deployment/web", "verdict": "wrong"}\n'
+        "not json\n")
+    findings = tmp_path / "f.jsonl"
+    result = subprocess.run(
+        [sys.executable, str(SWEEP), str(repos), "--profile", "together", "--findings",
+         str(findings), "--judgements", str(judgements), "--commits", str(commits)],
+        capture_output=True, text=True, timeout=300, check=False)
+    keys = [line.split('"key": "')[1].split('"')[0] for line in findings.read_text().splitlines()]
+    assert keys == ["demo|bad.yaml|2|1|PM001|-/-", "demo|deploy.yaml|8|5|PM102|Deployment/web",
+                    "other|deploy.yaml|8|5|PM102|Deployment/web"]
+    assert result.stderr.splitlines() == [
+        f"{judgements}:3: verdict 'wrong' is none of TP, FP, FP-platform, debatable",
+        f"{judgements}:4: not a judgement (JSON with key and verdict)"]
+    table = result.stdout.split("\n\n", 1)[1].splitlines()
+    assert table == [
+        "| repository | commit | files | objects | findings | read | TP | FP | FP-platform"
+        " | debatable |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+        "| demo | 0123abc | 2 | 1 | 2 | 2 | 1 | 0 | 1 | 0 |",
+        "| other | ? | 1 | 1 | 1 | 0 | 0 | 0 | 0 | 0 |",
+        "| **total** | | 3 | 2 | 3 | 2 | 1 | 0 | 1 | 0 |",
+        "",
+        "strict precision TP/(TP+FP+FP-platform) = 1/2 = 50.0%; findings without a judgement: 1",
+    ]
