@@ -264,8 +264,7 @@ def _inside_repository(data: dict[str, Any], base: FsPath, fail: Any) -> None:
     for value, key_path in named:
         outside = _outside(base / value, root)
         if outside is not None:
-            flag = {"policies": "--policies", "templates": "--templates"}.get(key_path[0],
-                                                                               "--baseline")
+            flag = f"--{key_path[0]}"  # (the option of the same name)
             through = "" if outside == base / value else f" (through {outside})"
             raise fail(f"{key_path[0]}: {value!r} is outside the repository ({root}){through}"
                        ": a config names only files of its own repository; give it on the "
