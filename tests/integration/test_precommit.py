@@ -184,6 +184,7 @@ def test_a_karpenter_repository_passes_its_own_hooks(
 
 def _repository(path: Path, files: dict[str, str]) -> Path:
     """A git repository at ``path`` with ``files`` staged."""
+    path.mkdir()
     env = clean_env(path)
     run(["git", "init", "-q"], path, env)
     for name, text in files.items():
