@@ -12,6 +12,7 @@ cannot be written (closed, full, a closed pipe) loses the messages, never change
 from __future__ import annotations
 
 import errno
+import os
 import sys
 from typing import Any, NoReturn
 
@@ -57,6 +58,18 @@ def show_version(ctx: click.Context, param: click.Parameter, value: bool) -> Non
         ctx.exit()
 
 
+def option_or_file(argv: list[str]) -> str | None:
+    """The first argument before ``--`` that reads as an option but names an existing file
+    (``--config=lax.yaml``, staged in a repository and handed over by a tool that appends
+    file names without ``--``): which it is meant as is not ours to guess."""
+    for arg in argv:
+        if arg == "--":
+            return None
+        if arg.startswith("-") and arg != "-" and os.path.lexists(arg):
+            return arg
+    return None
+
+
 class Command(click.Command):
     """A subcommand whose --help is written like any other output."""
 
@@ -99,6 +112,12 @@ class Boundary(click.Group):
             sys.stdout = ClosedStdout()
         if sys.stderr is None:  # started with descriptor 2 closed (2>&-): messages are lost,
             to_null(2)  # and no file the run opens may take descriptor 2
+        given = kwargs.get("args", args[0] if args else None)
+        ambiguous = option_or_file(sys.argv[1:] if given is None else list(given))
+        if ambiguous is not None:
+            say(f"pmanifest: {ambiguous!r} is an option and the name of a file here: put -- "
+                "before the file names (a pre-commit hook's args: end with --)")
+            sys.exit(EXIT_USAGE)
         # Every integer read is at most MAX_INTEGER_DIGITS long (io.limits, checked before it
         # is converted); what the checks compute from them (a sum, a product of a count and
         # a size) may be a little longer, and must print: Python's own limit on converting
