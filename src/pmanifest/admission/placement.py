@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from pmanifest.admission.cel import all_of, any_of, at, fresh, present, string, strings
-from pmanifest.kube.profile import ComputeClasses, Profile, get_profile
+from pmanifest.kube.profile import ComputeClasses, Profile
 
 REQUIRED = ("affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution")
 PREFERRED = ("affinity", "nodeAffinity", "preferredDuringSchedulingIgnoredDuringExecution")
@@ -39,7 +39,7 @@ def placement(pod: str, profile: Profile) -> PlacementCel:
     own = _placement(pod, profile)
     if classes is None:
         return own
-    other = _placement(pod, get_profile(classes.profile))
+    other = _placement(pod, profile.classes_profile)
     chosen = selects_classes(pod, classes)
     return PlacementCel(*(f"({chosen}) ? ({a}) : ({b})" for a, b in zip(other, own, strict=True)))
 

@@ -109,7 +109,7 @@ def options_for(request: LintRequest, config: Config) -> LintOptions:
         request.kubernetes_version or config.kubernetes_version or DEFAULT_KUBERNETES_VERSION
     )
     profile = request.profile or config.profile or DEFAULT_PROFILE
-    resolve_profile(profile, config)  # refuse unknown profiles before linting
+    resolved = resolve_profile(profile, config)  # refuse unknown profiles before linting
     severities = dict(config.rules)
     for name in request.disable:
         severities[resolve_rule(name)] = "off"
@@ -118,7 +118,7 @@ def options_for(request: LintRequest, config: Config) -> LintOptions:
     select = frozenset(resolve_rule(name) for name in request.select) or None
     return LintOptions(version, profile, severities, select=select, roles=config.roles,
                        cluster=_cluster(request.cluster),
-                       inline_suppressions=config.inline_suppressions)
+                       inline_suppressions=config.inline_suppressions, resolved=resolved)
 
 
 def _cluster(path: str | None) -> ClusterRequest | None:

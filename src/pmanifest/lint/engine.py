@@ -67,10 +67,11 @@ class LintOptions(NamedTuple):
     roles: tuple[tuple[str, str], ...] = ()  # config `roles:`: (Kind or group/Kind, role)
     cluster: ClusterRequest | None = None  # --cluster: whole-input capacity rules run
     inline_suppressions: bool = True  # honour ignore comments and annotations (config)
+    resolved: Profile | None = None  # the profile itself (a config's custom profile)
 
     @property
     def profile(self) -> Profile:
-        return get_profile(self.profile_name)
+        return self.resolved if self.resolved is not None else get_profile(self.profile_name)
 
     def severity_of(self, rule: Rule) -> str:
         return self.severities.get(rule.meta.id, rule.meta.severity)
