@@ -150,8 +150,22 @@ def _fits(reqs: str, profile: Profile, names: _Names, pod: str, preemptible: boo
         label = (f"{x}.op == 'In' ? {x}.values.exists({v}, {v} != {value}) : "
                  f"{x}.op in ['NotIn', 'Exists', 'DoesNotExist']")
     node_name = f"!({_has_name(pod)}) || {classify(f'{pod}.nodeName')}"
+    pinned = [f"!{reqs}.exists({x}, {_pins(x, profile)})"] \
+        if preemptible and profile.standard_capacity else []
     return all_of([node_name,
-                   f"{reqs}.all({x}, ({by_field}) && ({x}.key != {key} || ({label})))"])
+                   f"{reqs}.all({x}, ({by_field}) && ({x}.key != {key} || ({label})))",
+                   *pinned])
+
+
+def _pins(x: str, profile: Profile) -> str:
+    """Requirement ``x`` confines the pod to capacity the profile says is never preemptible
+    (:func:`pmanifest.kube.placement._standard_pin`)."""
+    v = fresh("v")
+    return any_of([all_of([f"{x}.key == {string(c.key)}",
+                           f"{x}.op == 'In' && size({x}.values) > 0 && "
+                           f"{x}.values.all({v}, {v} in {strings(c.values)})" if c.values else
+                           f"({x}.op == 'In' && size({x}.values) > 0) || {x}.op == 'Exists'"])
+                   for c in profile.standard_capacity])
 
 
 def _has_name(pod: str) -> str:

@@ -42,6 +42,19 @@ class ComputeClasses(NamedTuple):
     target: Profile | None = None
 
 
+class Capacity(NamedTuple):
+    """Nodes that carry label ``key`` (with one of ``values``; with any value when there are
+    none) are never preemptible, whatever else they carry: a pod that requires them runs on
+    standard capacity only (GKE flex-start, queued provisioning, reservations)."""
+
+    key: str
+    values: tuple[str, ...] = ()
+
+
+# GKE's own API: a ComputeClass (cloud.google.com/v1) is what a pod selects with this label
+COMPUTE_CLASS_KEY = "cloud.google.com/compute-class"
+
+
 class Profile(NamedTuple):
     """A provider's preemption facts: labels, grace cap, drain window, taints."""
 
@@ -56,6 +69,7 @@ class Profile(NamedTuple):
     drain_window_seconds: int
     auto_toleration: bool = False  # the provider tolerates the taint for pods that ask for it
     compute_classes: ComputeClasses | None = None
+    standard_capacity: tuple[Capacity, ...] = ()  # labels of never-preemptible capacity
     origin: str | None = None  # the config file of a custom profile (None: built in)
     extends: str | None = None  # the profile a custom one starts from
 
@@ -70,6 +84,14 @@ class Profile(NamedTuple):
         if classes is None or not _selects(pod, classes.key, classes.values):
             return self
         return self.classes_profile
+
+    def with_standard_classes(self, names: tuple[str, ...]) -> Profile:
+        """This profile where the compute classes ``names`` (read from the input: every
+        priority on-demand) are never preemptible capacity."""
+        if not names:
+            return self
+        return self._replace(standard_capacity=(*self.standard_capacity,
+                                                Capacity(COMPUTE_CLASS_KEY, names)))
 
     @property
     def classes_profile(self) -> Profile:
@@ -133,6 +155,13 @@ PROFILE_SCHEMA: dict[str, Any] = {
             "gracePeriodCap": {"type": "integer", "minimum": 1},
             "drainWindowSeconds": {"type": "integer", "minimum": 1},
             "autoToleration": {"type": "boolean"},
+            "standardCapacity": {
+                "type": "array",
+                "items": {"type": "object", "additionalProperties": False, "required": ["key"],
+                          "properties": {"key": {"type": "string", "minLength": 1},
+                                         "values": {"type": "array", "minItems": 1,
+                                                    "items": {"type": "string",
+                                                              "minLength": 1}}}}},
             "computeClasses": {
                 "type": "object", "additionalProperties": False,
                 "required": ["key", "values", "profile"],
@@ -207,6 +236,8 @@ def _profile(name: str, body: dict[str, Any]) -> Profile:
         auto_toleration=bool(body.get("autoToleration", False)),
         compute_classes=ComputeClasses(classes["key"], tuple(classes["values"]),
                                        classes["profile"]) if classes else None,
+        standard_capacity=tuple(Capacity(c["key"], tuple(c.get("values", ())))
+                                for c in body.get("standardCapacity", ())),
     )
 
 
@@ -235,6 +266,10 @@ def profile_body(profile: Profile) -> dict[str, Any]:
         "drainWindowSeconds": profile.drain_window_seconds,
         "autoToleration": profile.auto_toleration,
     }
+    if profile.standard_capacity:
+        body["standardCapacity"] = [{"key": c.key, **({"values": list(c.values)} if c.values
+                                                      else {})}
+                                    for c in profile.standard_capacity]
     classes = profile.compute_classes
     if classes is not None:
         body["computeClasses"] = {"key": classes.key, "values": list(classes.values),

@@ -95,7 +95,12 @@ class FileResult(NamedTuple):
 
 def lint_bytes(raw: bytes, file: str, options: LintOptions) -> list[Finding]:
     """All findings for one file, sorted by position (whole-input rules included, the file
-    being the whole input)."""
+    being the whole input, its ComputeClasses included)."""
+    if b"ComputeClass" in raw:
+        from pmanifest.lint.inputscan import scan
+
+        found = scan([raw], ()).standard_classes
+        options = options._replace(resolved=options.profile.with_standard_classes(found))
     result = lint_file(raw, file, options)
     if not result.demands:
         return result.findings
