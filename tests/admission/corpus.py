@@ -12,9 +12,28 @@ from typing import Any, NamedTuple
 
 import yaml
 
+from pmanifest.errors import ConfigError
+from pmanifest.kube.profile import Profile, custom_profiles, get_profile, profile_names
+
 ROOT = Path(__file__).resolve().parents[2]
 CASES = ROOT / "tests" / "rules" / "cases"
 EXAMPLES = ROOT / "examples"
+
+
+# A custom profile as a config's `profiles:` defines it: its own label, taint and cap, and
+# GKE's compute classes (a pod that selects one is placed under gke-autopilot).
+CUSTOM = custom_profiles(yaml.safe_load("""
+playground:
+  extends: gke
+  label: {key: example.com/capacity, value: spot}
+  taint: {key: spot, value: "true", effect: NoSchedule}
+  gracePeriodCap: 60
+"""), ".pmanifest.yaml", lambda message, *_: ConfigError(message))
+PROFILES = [*profile_names(), *CUSTOM]
+
+
+def profile_of(name: str) -> Profile:
+    return CUSTOM[name] if name in CUSTOM else get_profile(name)
 
 
 class Admitted(NamedTuple):
@@ -75,17 +94,45 @@ def case_objects() -> tuple[Admitted, ...]:
 def rendered_objects() -> tuple[Admitted, ...]:
     """Every example rendered with every profile that accepts it."""
     from pmanifest.errors import PmanifestError
-    from pmanifest.kube.profile import profile_names
     from pmanifest.render.engine import RenderOptions, render_text
 
     out = []
     for path in sorted(EXAMPLES.glob("*.yaml")):
         text = path.read_text(encoding="utf-8")
-        for profile in profile_names():
+        for profile in PROFILES:
             try:
-                rendered = render_text(text, str(path), RenderOptions(profile=profile))
+                rendered = render_text(text, str(path), RenderOptions(), profile_of(profile))
             except PmanifestError:
                 continue  # a checkpoint window the profile's cap cannot hold
             for obj in objects_of(rendered):
                 out.append(Admitted(f"{path.name} rendered for {profile}", obj))
     return tuple(out)
+
+
+@functools.cache
+def relabelled_objects() -> tuple[Admitted, ...]:
+    """Every case object with Together's label moved to the custom profile's, as is and
+    with every pod tolerating the custom taint."""
+    custom = CUSTOM["playground"]
+    together = get_profile("together")
+    moves = {together.label_key: custom.label_key, together.label_value: custom.label_value}
+    out = []
+    for item in case_objects():
+        moved = _moved(item.data, moves, None)
+        tolerated = _moved(item.data, moves, custom.taint._asdict() if custom.taint else None)
+        out.append(item._replace(source=f"{item.source} (relabelled)", data=moved))
+        out.append(item._replace(source=f"{item.source} (relabelled, tolerated)",
+                                 data=tolerated))
+    return tuple(out)
+
+
+def _moved(value: Any, moves: dict[str, str], toleration: dict[str, Any] | None) -> Any:
+    if isinstance(value, dict):
+        out = {moves.get(k, k): _moved(v, moves, toleration) for k, v in value.items()}
+        if toleration is not None and isinstance(value.get("containers"), list):
+            out["tolerations"] = [*(out.get("tolerations") or []),
+                                  {**toleration, "operator": "Equal"}]
+        return out
+    if isinstance(value, list):
+        return [_moved(v, moves, toleration) for v in value]
+    return moves.get(value, value) if isinstance(value, str) else value

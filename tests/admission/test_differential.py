@@ -1,6 +1,8 @@
 """Same verdict as lint, proven on the corpus: every exported policy, under every profile,
 admits every object of every rule case file and of every example rendered under every
-profile, and denies exactly those on which lint reports its rule.
+profile, and denies exactly those on which lint reports its rule. "Every profile" counts one
+custom profile, as a config defines it (:data:`tests.admission.corpus.CUSTOM`): its own
+label, taint and cap are baked into the policies like a built-in profile's.
 
 The object is what the API server admits (:mod:`tests.admission.corpus`); lint reads the same
 object alone, so a ``# pmanifest: ignore`` comment (which never reaches the cluster) is not
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import collections
 import functools
+from collections.abc import Iterable
 from typing import Any
 
 import pytest
@@ -23,20 +26,24 @@ import yaml
 from pmanifest.admission.export import ExportOptions, objects
 from pmanifest.admission.rules import EXPORTED
 from pmanifest.catalogue import builtin
-from pmanifest.kube.profile import get_profile, profile_names
 from pmanifest.lint.engine import LintOptions, lint_bytes
 
-from .corpus import Admitted, case_objects, rendered_objects
+from .corpus import (
+    PROFILES,
+    Admitted,
+    case_objects,
+    profile_of,
+    relabelled_objects,
+    rendered_objects,
+)
 from .vap import evaluate
-
-PROFILES = profile_names()
 
 
 @functools.cache
 def policies(profile: str) -> dict[str, dict[str, Any]]:
     """Rule id -> its policy, exported for ``profile``."""
     out = {}
-    for obj in objects(builtin(), ExportOptions(get_profile(profile))):
+    for obj in objects(builtin(), ExportOptions(profile_of(profile))):
         if obj["kind"] == "ValidatingAdmissionPolicy":
             out[obj["metadata"]["annotations"]["pmanifest.io/rule"]] = obj
     return out
@@ -48,6 +55,7 @@ def lint_verdict(item: Admitted, profile: str) -> set[str] | None:
     does the API server)."""
     text = yaml.safe_dump(item.data, sort_keys=False).encode("utf-8")
     options = LintOptions(kubernetes_version=item.version, profile_name=profile,
+                          resolved=profile_of(profile),
                           select=frozenset({*EXPORTED, "PM002"}))
     found = {f.rule for f in lint_bytes(text, "admitted.yaml", options)}
     return None if found & {"PM002", "PM007"} else found & set(EXPORTED)
@@ -59,9 +67,22 @@ CORPUS = {"cases": case_objects, "rendered examples": rendered_objects}
 @pytest.mark.parametrize("profile", PROFILES)
 @pytest.mark.parametrize("corpus", sorted(CORPUS))
 def test_every_policy_denies_exactly_what_lint_reports(corpus: str, profile: str) -> None:
+    compare(CORPUS[corpus](), corpus, profile)
+
+
+def test_the_custom_profile_is_baked_in() -> None:
+    """The case objects moved onto the custom profile's label, with and without a toleration
+    of its taint: its label, taint and cap decide, in lint and in the policies alike."""
+    tally = compare(relabelled_objects(), "relabelled cases", "playground")
+    for rule_id in ("PM101", "PM103", "PM201", "PM401"):  # the custom label and cap bite
+        assert tally[f"{rule_id} denied"] > 0, rule_id
+
+
+def compare(items: Iterable[Admitted], corpus: str, profile: str) -> collections.Counter[str]:
+    """Assert every policy of ``profile`` denies exactly what lint reports on ``items``."""
     tally: collections.Counter[str] = collections.Counter()
     wrong = []
-    for item in CORPUS[corpus]():
+    for item in items:
         reported = lint_verdict(item, profile)
         if reported is None:
             tally["refused by the schema, or a patch fragment"] += 1
@@ -85,3 +106,4 @@ def test_every_policy_denies_exactly_what_lint_reports(corpus: str, profile: str
     counts = ", ".join(f"{k}: {v}" for k, v in sorted(tally.items()))
     print(f"\n{corpus} under {profile}: {counts}")
     assert not wrong, "\n".join(wrong)
+    return tally

@@ -183,4 +183,5 @@ def test_a_broken_config_is_an_error_for_render_too(repo: Path) -> None:
     result = render("-f", "spec.yaml")
     assert (result.exit_code, result.stdout) == (2, "")
     assert result.stderr == (f"{repo / '.pmanifest.yaml'}:1:1: unknown profile 'karpenterr' "
-                             "(did you mean 'karpenter'?)\n")
+                             "(did you mean 'karpenter'?); known profiles: aks, gke, "
+                             "gke-autopilot, karpenter, together\n")

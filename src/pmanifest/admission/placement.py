@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from pmanifest.admission.cel import all_of, any_of, at, fresh, present, string, strings
-from pmanifest.kube.profile import ComputeClasses, Profile, get_profile
+from pmanifest.kube.profile import ComputeClasses, Profile
 
 REQUIRED = ("affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution")
 PREFERRED = ("affinity", "nodeAffinity", "preferredDuringSchedulingIgnoredDuringExecution")
@@ -39,7 +39,7 @@ def placement(pod: str, profile: Profile) -> PlacementCel:
     own = _placement(pod, profile)
     if classes is None:
         return own
-    other = _placement(pod, get_profile(classes.profile))
+    other = _placement(pod, profile.classes_profile)
     chosen = selects_classes(pod, classes)
     return PlacementCel(*(f"({chosen}) ? ({a}) : ({b})" for a, b in zip(other, own, strict=True)))
 
@@ -150,8 +150,22 @@ def _fits(reqs: str, profile: Profile, names: _Names, pod: str, preemptible: boo
         label = (f"{x}.op == 'In' ? {x}.values.exists({v}, {v} != {value}) : "
                  f"{x}.op in ['NotIn', 'Exists', 'DoesNotExist']")
     node_name = f"!({_has_name(pod)}) || {classify(f'{pod}.nodeName')}"
+    pinned = [f"!{reqs}.exists({x}, {_pins(x, profile)})"] \
+        if preemptible and profile.standard_capacity else []
     return all_of([node_name,
-                   f"{reqs}.all({x}, ({by_field}) && ({x}.key != {key} || ({label})))"])
+                   f"{reqs}.all({x}, ({by_field}) && ({x}.key != {key} || ({label})))",
+                   *pinned])
+
+
+def _pins(x: str, profile: Profile) -> str:
+    """Requirement ``x`` confines the pod to capacity the profile says is never preemptible
+    (:func:`pmanifest.kube.placement._standard_pin`)."""
+    v = fresh("v")
+    return any_of([all_of([f"{x}.key == {string(c.key)}",
+                           f"{x}.op == 'In' && size({x}.values) > 0 && "
+                           f"{x}.values.all({v}, {v} in {strings(c.values)})" if c.values else
+                           f"({x}.op == 'In' && size({x}.values) > 0) || {x}.op == 'Exists'"])
+                   for c in profile.standard_capacity])
 
 
 def _has_name(pod: str) -> str:

@@ -24,7 +24,7 @@ from pmanifest.admission.kinds import case_folded, declared, role
 from pmanifest.admission.placement import governing, placement
 from pmanifest.admission.scope import EXPORTED_KINDS, SCOPED, Covered, applicable
 from pmanifest.kube.contract import DISRUPTION_TARGET, KUBERNETES_DEFAULT_GRACE, SIGTERM_EXIT
-from pmanifest.kube.profile import Profile, get_profile
+from pmanifest.kube.profile import Profile
 
 HEADROOM = 2  # rules.jobs.HEADROOM (a test keeps them equal: the checks are not imported here)
 Roles = tuple[tuple[str, str], ...]  # the config's `roles:`
@@ -57,8 +57,7 @@ def _who(x: str) -> str:
 
 def placed(profile: Profile) -> str:
     """``variables.placed``: each template with its role and placement."""
-    classes = profile.compute_classes
-    other = get_profile(classes.profile) if classes is not None else profile
+    other = profile.classes_profile
     t = "t"
     where = placement(f"{t}.pod", profile)
     cap = governing(f"{t}.pod", profile, str(profile.grace_period_cap),

@@ -85,9 +85,13 @@ def cluster_check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tup
               help="Preemptible nodes the job spans: losing any one interrupts it "
                    "[default: the spec's distributed.maxNodes, else 1].")
 @click.option("--profile", default=None,
-              help="Provider profile whose grace period cap, less the supervisor's margin, a "
-                   "checkpoint at the notice must fit [default: the spec's cluster.profile, "
-                   "else together].")
+              help="Provider profile (built in, or one of the config's profiles:) whose grace "
+                   "period cap, less the supervisor's margin, a checkpoint at the notice must "
+                   "fit [default: the spec's cluster.profile, else the config's, else "
+                   "together].")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
+              help="Config file, for its profile: and profiles: (default: .pmanifest.yaml or "
+                   "[tool.pmanifest] in pyproject.toml, searched upwards).")
 @click.option("--since", default=None, metavar="TIME",
               help="Start of the observation window (RFC 3339) [default: the first event].")
 @click.option("--until", default=None, metavar="TIME",
@@ -102,8 +106,8 @@ def cluster_check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tup
 def cluster_events(
     paths: tuple[str, ...], output_format: str, plot_path: str | None,
     checkpoint_seconds: float | None, spec_path: str | None, workload: str | None,
-    nodes: int | None, profile: str | None, since: str | None, until: str | None,
-    node_field: str, time_field: str | None,
+    nodes: int | None, profile: str | None, config_path: str | None, since: str | None,
+    until: str | None, node_field: str, time_field: str | None,
 ) -> None:
     """Preemption history from saved cluster reads or `kubectl get events -o json`.
 
@@ -120,4 +124,5 @@ def cluster_events(
     from pmanifest.cli.events import EventsRequest, run_events
 
     run_events(EventsRequest(paths, output_format, plot_path, checkpoint_seconds, nodes,
-                             profile, since, until, node_field, time_field, spec_path, workload))
+                             profile, since, until, node_field, time_field, spec_path, workload,
+                             config_path))

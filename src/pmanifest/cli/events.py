@@ -22,7 +22,8 @@ from pmanifest.io.writing import (
     plan_outputs,
     write_targets,
 )
-from pmanifest.kube.profile import DEFAULT_PROFILE, get_profile
+from pmanifest.kube.profile import DEFAULT_PROFILE, Profile
+from pmanifest.lint.config import Config, config_from, resolve_profile
 
 if TYPE_CHECKING:
     from pmanifest.render.spec import WorkloadSpec
@@ -44,6 +45,7 @@ class EventsRequest:
     time_field: str | None = None
     spec: str | None = None  # a pmanifest spec: checkpoint, nodes and profile of a workload
     workload: str | None = None  # which one, when the spec has several preemptible workers
+    config: str | None = None  # --config: its custom profiles (None: the nearest config)
 
 
 REPORT = Target("the report", STDOUT)
@@ -55,8 +57,7 @@ def run_events(request: EventsRequest) -> None:
     from pmanifest.cluster.report import json_text, text
 
     targets = _check_outputs(request)
-    taken = _from_spec(request.spec, request.workload, request.profile) if request.spec else None
-    profile = get_profile(request.profile or (taken.profile if taken else DEFAULT_PROFILE))
+    taken, profile = _profile(request)
     since, until = _window(request)
     fields = Fields(request.node_field, request.time_field)
     sources = [read_source(path, fields) for path in request.paths]
@@ -130,13 +131,28 @@ class FromSpec:
         return f"{self.file}, workload {self.workload}: {cost}; {nodes}"
 
 
-def _from_spec(path: str, name: str | None, profile: str | None) -> FromSpec:
-    """The preemptible worker of the spec at ``path`` (the one named, or the only one)."""
+def _profile(request: EventsRequest) -> tuple[FromSpec | None, Profile]:
+    """The spec's worker (None without --spec) and the profile: --profile, else the spec's,
+    else the config's, else the default; a name the config defines is its custom profile."""
+    config = config_from(request.config)
+    taken = _from_spec(request.spec, request.workload, request.profile,
+                       config) if request.spec else None
+    named = request.profile or (taken.profile if taken else None)
+    return taken, resolve_profile(named or config.profile or DEFAULT_PROFILE, config)
+
+
+def _from_spec(path: str, name: str | None, profile: str | None, config: Config) -> FromSpec:
+    """The preemptible worker of the spec at ``path`` (the one named, or the only one);
+    profiles as render resolves them (--profile, cluster.profile, the config's profile:)."""
     from pmanifest.render.engine import read_spec
     from pmanifest.render.spec import load_spec
 
+    def resolve(named: str) -> Profile:
+        return resolve_profile(named, config)
+
     text, file = read_spec(path)
-    spec = load_spec(text, file, get_profile(profile) if profile else None)
+    spec = load_spec(text, file, resolve(profile) if profile else None,
+                     resolve(config.profile) if config.profile else None, resolve)
     w = _worker(spec.workloads, name, file)
     expected = w.checkpoint.expected_seconds if w.checkpoint is not None else None
     if w.distributed is not None:

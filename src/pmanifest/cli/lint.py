@@ -21,6 +21,7 @@ from pmanifest.kube.document import Finding
 from pmanifest.lint.config import Config, config_from, resolve_profile, resolve_rule
 from pmanifest.lint.engine import SEVERITY_RANK, LintOptions, once_per_run
 from pmanifest.lint.gate import empty_run
+from pmanifest.lint.inputscan import scan_inputs
 from pmanifest.lint.kustomize import mark_patches
 from pmanifest.lint.parallel import Linted, default_jobs, lint_inputs
 from pmanifest.lint.progress import Progress
@@ -109,7 +110,7 @@ def options_for(request: LintRequest, config: Config) -> LintOptions:
         request.kubernetes_version or config.kubernetes_version or DEFAULT_KUBERNETES_VERSION
     )
     profile = request.profile or config.profile or DEFAULT_PROFILE
-    resolve_profile(profile, config)  # refuse unknown profiles before linting
+    resolved = resolve_profile(profile, config)  # refuse unknown profiles before linting
     severities = dict(config.rules)
     for name in request.disable:
         severities[resolve_rule(name)] = "off"
@@ -118,7 +119,18 @@ def options_for(request: LintRequest, config: Config) -> LintOptions:
     select = frozenset(resolve_rule(name) for name in request.select) or None
     return LintOptions(version, profile, severities, select=select, roles=config.roles,
                        cluster=_cluster(request.cluster),
-                       inline_suppressions=config.inline_suppressions)
+                       inline_suppressions=config.inline_suppressions, resolved=resolved)
+
+
+def informed(options: LintOptions, items: list[FileRef | Source | Problem]) -> LintOptions:
+    """``options`` with what the input tells: its on-demand ComputeClasses join the profile's
+    never-preemptible capacity (read under a profile that knows compute classes or such
+    capacity only)."""
+    profile = options.profile
+    if profile.compute_classes is None and not profile.standard_capacity:
+        return options
+    found = scan_inputs(items, ()).standard_classes
+    return options._replace(resolved=profile.with_standard_classes(found))
 
 
 def _cluster(path: str | None) -> ClusterRequest | None:
@@ -244,6 +256,7 @@ def collect(request: LintRequest, config: Config) -> Collected:
     keep = options.cluster is not None or request.fix is not None  # stdin, to read it again
     inputs = mark_patches(list(_kept(iter_inputs(request.paths, request.stdin_filename,
                                                  exclude, request.gitignore), run, keep)))
+    options = informed(options, inputs)  # the profile, with what the input tells
     _lint_inputs(inputs, options, request, run)
     run.findings = once_per_run(run.findings)
     if run.demands:

@@ -68,8 +68,8 @@ def main() -> None:
               metavar="DIR", help="Directory of templates that override the built-in ones "
                                   "by file name [default: the config's templates:].")
 @click.option("--profile", default=None,
-              help="Provider profile; overrides cluster.profile [default: the config's, else "
-                   "together].")
+              help="Provider profile, built in or from the config's profiles:; overrides "
+                   "cluster.profile [default: the config's profile:, else together].")
 @click.option("--cluster", "cluster_path", default=None, metavar="FILE",
               help="A cluster request, saved `tg beta clusters` command line or cluster read: "
                    "refuse workloads that cannot fit its standard GPUs, warn (stderr) about "
@@ -125,7 +125,8 @@ def schema() -> None:
               help="Exit 1 when a finding is at or above this severity [default: error].")
 @click.option("--kubernetes-version", default=None,
               help="Kubernetes version whose strict schema PM002 uses [default: 1.31].")
-@click.option("--profile", default=None, help="Provider profile [default: together].")
+@click.option("--profile", default=None, help="Provider profile, built in or from the config's "
+              "profiles: [default: the config's profile:, else together].")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
               help="Config file (default: .pmanifest.yaml or [tool.pmanifest] in pyproject.toml,"
                    " searched upwards from the current directory).")
@@ -287,6 +288,7 @@ def explain(rule_name: str, policy_dirs: tuple[str, ...], config_path: str | Non
     cluster = ("Cluster (--cluster) both examples are checked against:\n"
                + _indent(m.example_cluster)) if m.example_cluster else ""
     from pmanifest.admission.explain import in_the_cluster
+    from pmanifest.lint.config import config_from, profiles_note
 
     enforced = in_the_cluster(m)
     from pmanifest.io.text import terminal_width, wrap
@@ -298,7 +300,8 @@ def explain(rule_name: str, policy_dirs: tuple[str, ...], config_path: str | Non
 
     # a user policy's text is input: through the one escaper, its lines kept
     echo(shown_lines(f"{m.id} {m.slug} ({m.severity})\n\n{wrap(m.summary, width)}\n\n"
-                     + prose("Applies to", _applies_to(m))
+                     + prose("Applies to", _applies_to(m)) + (prose("Profile", profiles_note(
+                         config_from(config_path))) if m.applies in ("workload", "object") else "")
                      + (prose("In the cluster", enforced) if enforced else "")
                      + prose("Why", m.rationale) + prose("Fix", m.fix)
                      + "Failing example:\n" + _indent(m.example_fail or "(none given)") + "\n"
@@ -383,8 +386,8 @@ def export() -> None:
 
 
 @export.command("admission")
-@click.option("--profile", default=None, help="Provider profile [default: the config's, or "
-                                              "together].")
+@click.option("--profile", default=None, help="Provider profile, built in or from the config's "
+              "profiles: [default: the config's profile:, else together].")
 @_CONFIG
 @click.option("--action", type=click.Choice(["Warn", "Audit", "Deny"]), default="Warn",
               show_default=True, help="What the bindings do with a violation.")

@@ -65,6 +65,7 @@ def lint_warnings(rendered: Rendered, settings: LintSettings | None = None
     settings = settings or LintSettings()
     spec = rendered.spec
     options = LintOptions(kubernetes_version=rendered.version, profile_name=spec.profile.name,
+                          resolved=spec.profile,
                           severities={**settings.severities, "PM002": "off"},
                           roles=settings.roles,
                           inline_suppressions=settings.inline_suppressions)

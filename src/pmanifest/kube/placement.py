@@ -9,6 +9,9 @@ Every rule reads this answer; no rule re-derives placement.
 
 Node model, from the active profile: a preemptible node carries ``label_key=label_value`` (and
 the profile's taint, if any); a standard node either lacks the label or carries another value.
+Capacity the profile names as never preemptible (``standard_capacity``: GKE flex-start, queued
+provisioning, reservations, and compute classes of the input whose priorities are all
+on-demand) has standard nodes only: a term that requires it fits no preemptible node.
 Where the manifest does not say, both are assumed possible (no false alarms from guessing).
 """
 
@@ -244,12 +247,28 @@ def _node_name(pod: dict[str, Any], profile: Profile, base: Path) -> _NodeName:
     return _NodeName(fit_p, fit_s, (*base, "nodeName"))
 
 
+def _standard_pin(reqs: list[Requirement], profile: Profile) -> Requirement | None:
+    """The requirement that confines a term to capacity the profile says is never
+    preemptible (``In`` values all of its values, or ``Exists`` where any value counts)."""
+    for req in reqs:
+        for capacity in profile.standard_capacity:
+            if req.key != capacity.key:
+                continue
+            if req.operator == "In" and req.values and (
+                    not capacity.values or set(req.values) <= set(capacity.values)):
+                return req
+            if req.operator == "Exists" and not capacity.values:
+                return req
+    return None
+
+
 def _fits(mine: list[Requirement], reqs: list[Requirement], name: _NodeName,
           profile: Profile) -> tuple[bool, bool]:
     """Can a preemptible node, a standard node, satisfy one term's requirements?"""
     term_p, term_s = _field_name_class(reqs, profile)
     value = profile.label_value
-    fit_p = name.preemptible and term_p and all(_fits_preemptible(r, value) for r in mine)
+    fit_p = name.preemptible and term_p and all(_fits_preemptible(r, value) for r in mine) \
+        and _standard_pin(reqs, profile) is None
     fit_s = name.standard and term_s and all(_fits_standard(r, value) for r in mine)
     return fit_p, fit_s
 
@@ -259,6 +278,12 @@ def _blocker(mine: list[Requirement], fits: Callable[[Requirement, str], bool], 
     """Where the requirement is that rules one node class out (else nodeName's path)."""
     found = next((r for r in mine if not fits(r, value)), None)
     return found.path if found is not None else fallback
+
+
+def _pin_path(reqs: list[Requirement], profile: Profile, name: _NodeName) -> Path | None:
+    """Where never-preemptible capacity is required, else where nodeName is."""
+    pinned = _standard_pin(reqs, profile)
+    return pinned.path if pinned is not None else name.path
 
 
 def _term(reqs: list[Requirement], name: _NodeName, profile: Profile, out: _Outcome) -> None:
@@ -273,7 +298,8 @@ def _term(reqs: list[Requirement], name: _NodeName, profile: Profile, out: _Outc
     if fit_p and not fit_s:
         out.selects = out.selects or _blocker(mine, _fits_standard, value, name.path)
     if fit_s and not fit_p:
-        out.excludes = out.excludes or _blocker(mine, _fits_preemptible, value, name.path)
+        out.excludes = out.excludes or _blocker(mine, _fits_preemptible, value,
+                                                _pin_path(reqs, profile, name))
     if not fit_p and not fit_s:
         out.contradiction(mine[-1].path if mine else name.path,
                           f"no node can satisfy the requirements on {profile.label_key!r}")

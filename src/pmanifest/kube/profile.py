@@ -15,9 +15,11 @@ Two facts beyond a label and a taint, both from GKE:
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from pmanifest.errors import ConfigError
+from pmanifest.suggest import did_you_mean
 
 DEFAULT_PROFILE = "together"
 
@@ -31,11 +33,26 @@ class Taint(NamedTuple):
 
 
 class ComputeClasses(NamedTuple):
-    """Pods that select one of ``values`` of label ``key`` are governed by ``profile``."""
+    """Pods that select one of ``values`` of label ``key`` are governed by ``profile``
+    (``target``: that profile itself, when it is a custom one no name lookup finds)."""
 
     key: str
     values: tuple[str, ...]
     profile: str
+    target: Profile | None = None
+
+
+class Capacity(NamedTuple):
+    """Nodes that carry label ``key`` (with one of ``values``; with any value when there are
+    none) are never preemptible, whatever else they carry: a pod that requires them runs on
+    standard capacity only (GKE flex-start, queued provisioning, reservations)."""
+
+    key: str
+    values: tuple[str, ...] = ()
+
+
+# GKE's own API: a ComputeClass (cloud.google.com/v1) is what a pod selects with this label
+COMPUTE_CLASS_KEY = "cloud.google.com/compute-class"
 
 
 class Profile(NamedTuple):
@@ -52,6 +69,9 @@ class Profile(NamedTuple):
     drain_window_seconds: int
     auto_toleration: bool = False  # the provider tolerates the taint for pods that ask for it
     compute_classes: ComputeClasses | None = None
+    standard_capacity: tuple[Capacity, ...] = ()  # labels of never-preemptible capacity
+    origin: str | None = None  # the config file of a custom profile (None: built in)
+    extends: str | None = None  # the profile a custom one starts from
 
     @property
     def preemptible_selector(self) -> dict[str, str]:
@@ -63,7 +83,24 @@ class Profile(NamedTuple):
         classes = self.compute_classes
         if classes is None or not _selects(pod, classes.key, classes.values):
             return self
-        return get_profile(classes.profile)
+        return self.classes_profile
+
+    def with_standard_classes(self, names: tuple[str, ...]) -> Profile:
+        """This profile where the compute classes ``names`` (read from the input: every
+        priority on-demand) are never preemptible capacity."""
+        if not names:
+            return self
+        return self._replace(standard_capacity=(*self.standard_capacity,
+                                                Capacity(COMPUTE_CLASS_KEY, names)))
+
+    @property
+    def classes_profile(self) -> Profile:
+        """The profile of pods that select one of this profile's compute classes (itself
+        when it has none)."""
+        classes = self.compute_classes
+        if classes is None:
+            return self
+        return classes.target if classes.target is not None else get_profile(classes.profile)
 
 
 def _selects(pod: dict[str, Any], key: str, values: tuple[str, ...]) -> bool:
@@ -108,15 +145,23 @@ PROFILE_SCHEMA: dict[str, Any] = {
             "label": _KEY_VALUE,
             "standardNodePrefix": _PREFIX,
             "preemptibleNodePrefix": _PREFIX,
-            "taint": {"oneOf": [{"type": "null"}, {
-                "type": "object", "additionalProperties": False, "required": ["key", "effect"],
+            "taint": {
+                "type": ["object", "null"], "additionalProperties": False,
+                "required": ["key", "effect"],
                 "properties": {"key": {"type": "string", "minLength": 1},
                                "value": {"type": ["string", "null"]},
                                "effect": {"enum": ["NoSchedule", "PreferNoSchedule",
-                                                   "NoExecute"]}}}]},
+                                                   "NoExecute"]}}},
             "gracePeriodCap": {"type": "integer", "minimum": 1},
             "drainWindowSeconds": {"type": "integer", "minimum": 1},
             "autoToleration": {"type": "boolean"},
+            "standardCapacity": {
+                "type": "array",
+                "items": {"type": "object", "additionalProperties": False, "required": ["key"],
+                          "properties": {"key": {"type": "string", "minLength": 1},
+                                         "values": {"type": "array", "minItems": 1,
+                                                    "items": {"type": "string",
+                                                              "minLength": 1}}}}},
             "computeClasses": {
                 "type": "object", "additionalProperties": False,
                 "required": ["key", "values", "profile"],
@@ -191,6 +236,8 @@ def _profile(name: str, body: dict[str, Any]) -> Profile:
         auto_toleration=bool(body.get("autoToleration", False)),
         compute_classes=ComputeClasses(classes["key"], tuple(classes["values"]),
                                        classes["profile"]) if classes else None,
+        standard_capacity=tuple(Capacity(c["key"], tuple(c.get("values", ())))
+                                for c in body.get("standardCapacity", ())),
     )
 
 
@@ -203,6 +250,112 @@ def node_name_prefixes(profile: Profile) -> tuple[tuple[str, ...], tuple[str, ..
     preemptible = {p.preemptible_node_prefix for p in profiles if p.preemptible_node_prefix}
     standard = {p.standard_node_prefix for p in profiles if p.standard_node_prefix}
     return tuple(sorted(preemptible)), tuple(sorted(standard))
+
+
+_FIELDS: dict[str, Any] = PROFILE_SCHEMA["additionalProperties"]
+CUSTOM_PROFILE_SCHEMA: dict[str, Any] = {
+    "type": "object", "additionalProperties": False,
+    "properties": {"extends": {"type": "string", "minLength": 1}, **_FIELDS["properties"]},
+}
+CUSTOM_PROFILES_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "propertyNames": PROFILE_SCHEMA["propertyNames"],
+    "additionalProperties": CUSTOM_PROFILE_SCHEMA,
+}
+Fail = Callable[..., ConfigError]  # fail(message, *key path): the error at that key
+
+
+def profile_body(profile: Profile) -> dict[str, Any]:
+    """The fields of ``profile`` as a profiles file writes them (what ``extends`` copies)."""
+    body: dict[str, Any] = {
+        "description": profile.description,
+        "label": {"key": profile.label_key, "value": profile.label_value},
+        "standardNodePrefix": profile.standard_node_prefix,
+        "preemptibleNodePrefix": profile.preemptible_node_prefix,
+        "taint": profile.taint._asdict() if profile.taint else None,
+        "gracePeriodCap": profile.grace_period_cap,
+        "drainWindowSeconds": profile.drain_window_seconds,
+        "autoToleration": profile.auto_toleration,
+    }
+    if profile.standard_capacity:
+        body["standardCapacity"] = [{"key": c.key, **({"values": list(c.values)} if c.values
+                                                      else {})}
+                                    for c in profile.standard_capacity]
+    classes = profile.compute_classes
+    if classes is not None:
+        body["computeClasses"] = {"key": classes.key, "values": list(classes.values),
+                                  "profile": classes.profile}
+    return body
+
+
+def custom_profiles(raw: dict[str, Any], source: str, fail: Fail) -> dict[str, Profile]:
+    """The custom profiles of a config's ``profiles:`` (validated against
+    CUSTOM_PROFILES_SCHEMA): each ``extends`` a built-in or another custom profile (in any
+    order, no cycle) and changes any of its fields; one without ``extends`` gives them all.
+    ``fail`` words the error at a key of the config."""
+    builtins = _all_profiles()
+    known = [*sorted(builtins), *raw]
+    out: dict[str, Profile] = {}
+
+    def build(name: str, chain: tuple[str, ...]) -> Profile:
+        if name in out:
+            return out[name]
+        body = raw[name]
+        parent_name = body.get("extends")
+        if parent_name is None:
+            missing = [k for k in _FIELDS["required"] if k not in body and k != "description"]
+            if missing:
+                raise fail(f"profile {name!r} extends no profile, so it must give "
+                           f"{', '.join(missing)} (or extends: one of {', '.join(known)})",
+                           "profiles", name)
+            merged = {"description": f"custom profile of {source}", **body}
+        else:
+            if parent_name in (*chain, name):
+                cycle = [*chain[chain.index(parent_name):], name, parent_name] \
+                    if parent_name in chain else [name, name]
+                raise fail(f"profiles extend each other in a cycle: {' -> '.join(cycle)}",
+                           "profiles", name, "extends")
+            if parent_name in raw:
+                parent = build(parent_name, (*chain, name))
+            elif parent_name in builtins:
+                parent = builtins[parent_name]
+            else:
+                raise fail(f"unknown profile {parent_name!r} in extends"
+                           f"{did_you_mean(parent_name, known)}; known profiles: "
+                           f"{', '.join(known)}", "profiles", name, "extends")
+            merged = {**profile_body(parent),
+                      "description": f"{parent.description}; changed by {source}",
+                      **{k: v for k, v in body.items() if k != "extends"}}
+        profile = _profile(name, merged)._replace(origin=source, extends=parent_name)
+        out[name] = _with_target(profile, builtins, raw, build, (*chain, name), fail)
+        return out[name]
+
+    for name in raw:
+        if name in builtins:
+            raise fail(f"profile {name!r} is built in: give yours another name, with "
+                       f"extends: {name}", "profiles", name)
+    for name in raw:
+        build(name, ())
+    return out
+
+
+def _with_target(profile: Profile, builtins: dict[str, Profile], raw: dict[str, Any],
+                 build: Callable[[str, tuple[str, ...]], Profile], chain: tuple[str, ...],
+                 fail: Fail) -> Profile:
+    """``profile`` with its compute classes' profile resolved (a custom one by value)."""
+    classes = profile.compute_classes
+    if classes is None:
+        return profile
+    named = classes.profile
+    target = builtins.get(named) or (build(named, chain) if named in raw and named not in chain
+                                     else None)
+    if target is None or target.compute_classes is not None:
+        at = ("computeClasses", "profile") if "computeClasses" in raw[profile.name] else ()
+        raise fail(f"computeClasses.profile {named!r} must name a profile without "
+                   "computeClasses of its own", "profiles", profile.name, *at)
+    if named in builtins:
+        return profile
+    return profile._replace(compute_classes=classes._replace(target=target))
 
 
 def profile_names() -> list[str]:

@@ -6,7 +6,11 @@ unknown rule names and bad values are errors with a suggestion, never silently i
 Keys::
 
     kubernetesVersion: "1.31"       # schema version for PM002
-    profile: together               # provider profile
+    profile: together               # provider profile: built in, or one of profiles:
+    profiles:                       # custom profiles: any field of policies/profiles.yaml
+      playground:
+        extends: gke                # a built-in or another custom profile
+        taint: {key: spot, value: "true", effect: NoSchedule}
     failOn: error                   # error | warning | info
     rules:                          # rule id or slug -> off | error | warning | info
       PM302: off
@@ -46,6 +50,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from pmanifest.errors import ConfigError
 from pmanifest.io.limits import TooLong, checked_integer
 from pmanifest.kube.contract import ROLES
+from pmanifest.kube.profile import CUSTOM_PROFILES_SCHEMA
 from pmanifest.loader.documents import YamlProblem, load_single
 from pmanifest.loader.positions import Positions
 from pmanifest.schema.datafile import first_violation
@@ -66,6 +71,7 @@ CONFIG_SCHEMA: dict[str, Any] = {
     "properties": {
         "kubernetesVersion": {"type": "string", "pattern": r"^v?\d+\.\d+(\.\d+)?$"},
         "profile": {"type": "string", "minLength": 1},
+        "profiles": CUSTOM_PROFILES_SCHEMA,
         "failOn": {"enum": list(FAIL_ON)},
         "rules": {"type": "object", "additionalProperties": {"enum": [*LEVELS, False]}},
         "exclude": _STRINGS,
@@ -87,6 +93,7 @@ def _words() -> Words:
 
     return Words(root="the config", patterns={
         "kubernetesVersion": 'quote it, e.g. kubernetesVersion: "1.31"',
+        "profiles": "name a profile with lower-case letters, digits and '-', from a letter",
     })
 
 
@@ -105,6 +112,7 @@ class Config(NamedTuple):
     inline_suppressions: bool = True  # honour ignore comments and annotations in manifests
     templates: str | None = None  # render's template directory (relative to the cwd)
     baseline: str | None = None  # lint's baseline file (relative to the cwd)
+    profiles: Mapping[str, Profile] = MappingProxyType({})  # custom profiles, by name
 
 
 def config_from(config_path: str | None) -> Config:
@@ -216,13 +224,15 @@ def _parse(data: dict[str, Any], source: str, positions: Any, base: FsPath) -> C
             version = resolve_version(str(version))
         except ConfigError as exc:
             raise fail(exc.message, "kubernetesVersion") from None
+    custom = _custom_profiles(data.get("profiles"), source, fail)
     profile = data.get("profile")
     if profile is not None:
         from pmanifest.kube.profile import profile_names
 
-        if profile not in profile_names():
-            raise fail(f"unknown profile {profile!r}{did_you_mean(profile, profile_names())}",
-                       "profile")
+        known = [*profile_names(), *custom]
+        if profile not in known:
+            raise fail(f"unknown profile {profile!r}{did_you_mean(profile, known)}; known "
+                       f"profiles: {', '.join(known)}", "profile")
     fail_on = data.get("failOn")
     _inside_repository(data, base, fail)
     policies = _load_policies(data.get("policies", []), base, fail)
@@ -239,7 +249,16 @@ def _parse(data: dict[str, Any], source: str, positions: Any, base: FsPath) -> C
     baseline = data.get("baseline")
     return Config(source, version, profile, fail_on, rules, tuple(exclude), base,
                   tuple(policies), roles, data.get("inlineSuppressions", True), templates,
-                  None if baseline is None else os.path.relpath(base / baseline))
+                  None if baseline is None else os.path.relpath(base / baseline),
+                  MappingProxyType(custom))
+
+
+def _custom_profiles(raw: Any, source: str, fail: Any) -> dict[str, Profile]:
+    if not raw:
+        return {}
+    from pmanifest.kube.profile import custom_profiles
+
+    return custom_profiles(raw, os.path.basename(source), fail)
 
 
 def repository_root(directory: FsPath) -> FsPath:
@@ -289,11 +308,34 @@ def _entries(path: FsPath) -> list[FsPath]:
 
 def resolve_profile(name: str, config: Config) -> Profile:
     """The profile a name stands for, in a run with ``config``: the one way every command
-    (lint, render, export) turns a profile name into a profile. ConfigError when unknown."""
-    del config  # (custom profiles of the config are looked up here first, once it has them)
+    (lint, render, export, cluster) turns a profile name into a profile, the config's custom
+    profiles first. ConfigError when unknown, naming every profile there is."""
+    if name in config.profiles:
+        return config.profiles[name]
+    from pmanifest.kube.profile import profile_names
+
+    known = [*profile_names(), *config.profiles]
+    if name not in known:
+        raise ConfigError(f"unknown profile {name!r}{did_you_mean(name, known)}; known "
+                          f"profiles: {', '.join(known)}")
     from pmanifest.kube.profile import get_profile
 
     return get_profile(name)
+
+
+def profiles_note(config: Config) -> str:
+    """What ``explain`` says of profiles: which one a run uses, the built-in ones and the
+    config's custom ones."""
+    from pmanifest.kube.profile import profile_names
+
+    custom = "; ".join(f"{p.name} (extends {p.extends})" if p.extends else p.name
+                       for p in config.profiles.values())
+    return ("Decided under the active profile (the label, taint and grace-period cap of its "
+            "preemptible nodes): --profile NAME, else the config's profile:, else the "
+            "provider whose preemptible labels the input uses. Built in: "
+            f"{', '.join(profile_names())}; the config's profiles: defines custom ones, each "
+            "extending another and changing any field of policies/profiles.yaml"
+            + (f". In {os.path.basename(config.source or '')}: {custom}." if custom else "."))
 
 
 def _load_policies(dirs: Any, base: FsPath, fail: Any) -> list[Policy]:

@@ -67,10 +67,11 @@ class LintOptions(NamedTuple):
     roles: tuple[tuple[str, str], ...] = ()  # config `roles:`: (Kind or group/Kind, role)
     cluster: ClusterRequest | None = None  # --cluster: whole-input capacity rules run
     inline_suppressions: bool = True  # honour ignore comments and annotations (config)
+    resolved: Profile | None = None  # the profile itself (a config's custom profile)
 
     @property
     def profile(self) -> Profile:
-        return get_profile(self.profile_name)
+        return self.resolved if self.resolved is not None else get_profile(self.profile_name)
 
     def severity_of(self, rule: Rule) -> str:
         return self.severities.get(rule.meta.id, rule.meta.severity)
@@ -94,7 +95,12 @@ class FileResult(NamedTuple):
 
 def lint_bytes(raw: bytes, file: str, options: LintOptions) -> list[Finding]:
     """All findings for one file, sorted by position (whole-input rules included, the file
-    being the whole input)."""
+    being the whole input, its ComputeClasses included)."""
+    if b"ComputeClass" in raw:
+        from pmanifest.lint.inputscan import scan
+
+        found = scan([raw], ()).standard_classes
+        options = options._replace(resolved=options.profile.with_standard_classes(found))
     result = lint_file(raw, file, options)
     if not result.demands:
         return result.findings

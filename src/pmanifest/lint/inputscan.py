@@ -1,0 +1,103 @@
+"""What the whole input tells before any file is linted: which provider's preemptible labels
+it uses (the profile a run infers when none is given) and the GKE ComputeClasses it defines
+(a class whose every priority is on-demand is never preemptible capacity).
+
+A pass over the bytes: a label counts in a document where it is written outside a comment;
+only a file that names a ComputeClass is parsed here (through the loader). ``lint_bytes``
+reads its one file this way, ``lint`` every input (regular files and what stdin held; a FIFO
+is read once, by the lint itself, and tells nothing here).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from typing import Any, NamedTuple
+
+from pmanifest.lint.sources import FileRef, Problem, Source
+
+COMPUTE_CLASS = b"ComputeClass"
+
+
+class InputFacts(NamedTuple):
+    """What the input tells of its platform."""
+
+    labels: Mapping[str, int]  # provider label key -> documents that use it
+    standard_classes: tuple[str, ...] = ()  # ComputeClasses whose priorities are on-demand
+
+
+def scan(raws: Iterable[bytes], keys: Iterable[str]) -> InputFacts:
+    """The provider label keys ``keys`` used in ``raws`` and the on-demand ComputeClasses."""
+    wanted = [k.encode("utf-8") for k in dict.fromkeys(keys)]
+    labels: Counter[str] = Counter()
+    classes: dict[str, bool] = {}
+    for raw in raws:
+        found = [k for k in wanted if k in raw]
+        if found:
+            for doc in raw.split(b"\n---"):
+                labels.update(k.decode("utf-8") for k in found if _written(doc, k))
+        if COMPUTE_CLASS in raw:
+            classes.update(compute_classes(raw))
+    return InputFacts(dict(labels), tuple(sorted(n for n, on_demand in classes.items()
+                                                 if on_demand)))
+
+
+def _written(doc: bytes, key: bytes) -> bool:
+    """``key`` occurs in ``doc`` outside a comment."""
+    at = doc.find(key)
+    while at >= 0:
+        if b"#" not in doc[doc.rfind(b"\n", 0, at) + 1:at]:
+            return True
+        at = doc.find(key, at + 1)
+    return False
+
+
+def compute_classes(raw: bytes) -> dict[str, bool]:
+    """The GKE ComputeClasses (cloud.google.com/v1) of a file: name -> every priority is
+    on-demand (``spot`` false or absent). A priority with ``spot: true``, or one that names
+    existing node pools (which may be Spot pools), makes a class one that can be preempted;
+    a class with no priorities tells nothing (GKE then picks the machines)."""
+    from pmanifest.loader.documents import Broken, YamlProblem, decode, load_documents
+
+    try:
+        text = decode(raw)
+    except YamlProblem:
+        return {}
+    out: dict[str, bool] = {}
+    for item in load_documents(text):
+        data = None if isinstance(item, Broken) else item.data
+        if not isinstance(data, dict) or data.get("kind") != "ComputeClass" \
+                or not str(data.get("apiVersion", "")).startswith("cloud.google.com/"):
+            continue
+        meta, spec = data.get("metadata"), data.get("spec")
+        name = meta.get("name") if isinstance(meta, dict) else None
+        if isinstance(name, str) and isinstance(spec, dict):
+            out[name] = _on_demand(spec.get("priorities"))
+    return out
+
+
+def _on_demand(priorities: Any) -> bool:
+    return isinstance(priorities, list) and bool(priorities) and all(
+        isinstance(p, dict) and p.get("spot", False) is False and "nodepools" not in p
+        for p in priorities)
+
+
+
+def scan_inputs(items: Iterable[FileRef | Source | Problem], keys: Iterable[str]) -> InputFacts:
+    """:func:`scan` of every input: a regular file read (through the one reader, not
+    recorded: lint reads it again), what stdin held; FIFOs and problems tell nothing."""
+    return scan((raw for raw in map(_raw, items) if raw is not None), keys)
+
+
+def _raw(item: FileRef | Source | Problem) -> bytes | None:
+    if isinstance(item, Source):
+        return item.raw
+    if not isinstance(item, FileRef):
+        return None
+    from pmanifest.io.reading import Unreadable, read_limited
+
+    try:
+        return read_limited(item.path, regular_only=True, record=False)[0]
+    except (OSError, Unreadable):
+        return None
+
