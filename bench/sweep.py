@@ -8,7 +8,8 @@
 
 Each subdirectory of DIR is one repository. Its *.yaml, *.yml and *.json files are linted with
 `pmanifest lint --format json --allow-empty` under the profiles that fit it (`together` always;
-`gke`, `karpenter` or `aks` when the repository's name says which provider it is written for),
+`gke`, `karpenter` or `aks` when the repository's name says which provider it is written for;
+with `--fitting` only that provider's profile then),
 skipping hidden directories, `vendor/` and `node_modules/` (copies of other projects), and Helm
 chart templates (a file under a `templates/` directory holding an unrendered `{{`). Kustomize
 bases and overlays are linted as the plain files they are.
@@ -93,12 +94,13 @@ def finding_key(repo: str, finding: dict[str, object]) -> str:
                      str(finding["rule"]), f"{kind}/{name}"))
 
 
-def profiles_for(repo: str, all_profiles: bool) -> list[str]:
+def profiles_for(repo: str, all_profiles: bool, fitting: bool = False) -> list[str]:
+    """`together` and the provider the name says; with `fitting`, only that provider."""
     if all_profiles:
         return list(ALL_PROFILES)
     name = repo.lower()
     extra = [profile for words, profile in PROVIDER_WORDS if any(w in name for w in words)]
-    return ["together", *extra]
+    return extra if fitting and extra else ["together", *extra]
 
 
 def is_helm_template(relative: Path, path: Path) -> bool:
@@ -279,6 +281,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("dir", type=Path, help="a directory of checked-out repositories")
     parser.add_argument("--repo", action="append", default=[], help="only this repository")
     parser.add_argument("--all-profiles", action="store_true", help="every profile everywhere")
+    parser.add_argument("--fitting", action="store_true",
+                        help="a repository whose name says its provider: only that profile")
     parser.add_argument("--profile", action="append", default=[],
                         help="only these profiles (repeatable)")
     parser.add_argument("--findings", type=Path, help="write every finding here (JSON lines)")
@@ -297,7 +301,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         files = collect(root)
         if args.judgements:
             commits[root.name] = commit_of(root, commits)
-        for profile in profiles_for(root.name, args.all_profiles):
+        for profile in profiles_for(root.name, args.all_profiles, args.fitting):
             if args.profile and profile not in args.profile:
                 continue
             run = lint(root, root.name, profile, files.linted, args.jobs, keep)

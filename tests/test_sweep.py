@@ -104,3 +104,13 @@ def test_sweep_prints_the_results_table_from_judgements(tmp_path: Path) -> None:
         "",
         "strict precision TP/(TP+FP+FP-platform) = 1/2 = 50.0%; findings without a judgement: 1",
     ]
+
+
+@pytest.mark.skipif(not SWEEP.is_file(), reason="needs the source tree")
+def test_sweep_fitting_runs_only_the_provider_a_name_says(tmp_path: Path) -> None:
+    for name in ("store-aks", "plain"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "deploy.yaml").write_text(DEPLOYMENT)
+    heads = [line.split(":")[0] for line in run_sweep(tmp_path, "--fitting")
+             if "]:" in line and not line.startswith("TOTAL")]
+    assert heads == ["plain [together]", "store-aks [aks]"]
