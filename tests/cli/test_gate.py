@@ -336,6 +336,27 @@ def test_a_patch_reached_through_a_symbolic_link_is_found_from_where_it_lives(
                    "pmanifest lint -`)\n")
 
 
+def test_a_commented_out_patch_section_still_names_patches(runner: CliRunner,
+                                                          tmp_path: Path) -> None:
+    """kubebuilder's config/default comments out the whole section (`#patches:`) with its
+    entries, each with its target; the files named there are patches (under any prefix), and
+    a commented section that is not a patch list (`#replacements:`) names none."""
+    write(tmp_path / "config" / "default" / "kustomization.yaml",
+          "resources:\n- ../manager\n#patches:\n# [WEBHOOK] To enable webhook, uncomment\n"
+          "#- path: manager_webhook_patch.yaml\n#  target:\n#    kind: Deployment\n"
+          "#- path: ../patches/grace_patch.yaml\n#replacements:\n#- path: more.yaml\n")
+    write(tmp_path / "config" / "default" / "manager_webhook_patch.yaml",
+          LONG_GRACE.replace("train", "manager"))
+    write(tmp_path / "config" / "patches" / "grace_patch.yaml", LONG_GRACE)
+    write(tmp_path / "config" / "default" / "more.yaml", LONG_GRACE)
+    code, out, _ = run(runner, "config")
+    assert code == 1
+    assert [line.split(" ")[0:2] for line in out.splitlines()] == [
+        ["config/default/manager_webhook_patch.yaml:1:1:", "info"],
+        ["config/default/more.yaml:12:7:", "error"],
+        ["config/patches/grace_patch.yaml:1:1:", "info"]]
+
+
 # (kubeflow/manifests' centraldashboard base: no selector of its own, kustomize adds it)
 DASHBOARD = """\
 apiVersion: apps/v1
