@@ -65,7 +65,9 @@ def test_non_kubernetes_files_alone_are_not_a_clean_run(runner: CliRunner, tmp_p
         "--allow-empty where none is expected\n"))
     result = runner.invoke(main, ["lint", *SELECT, "values.yaml", "--allow-empty"])
     assert (result.exit_code, result.stdout, result.stderr) == (
-        0, "", f"0 errors, 0 warnings, 0 info in 1 file (0 objects, {RULES} rules)\n")
+        0, "", f"0 errors, 0 warnings, 0 info in 1 file (0 objects, {RULES} rules)\n"
+        "pmanifest: 1 YAML document in 1 file skipped: not Kubernetes objects (no apiVersion "
+        "and kind)\n")
 
 
 def test_a_field_at_the_wrong_level_says_where_it_belongs(runner: CliRunner,

@@ -20,9 +20,9 @@ from pmanifest.io.writing import STDOUT, Target, identity, plan_outputs, write_t
 from pmanifest.kube.document import Finding
 from pmanifest.lint.config import Config, config_from, resolve_profile, resolve_rule
 from pmanifest.lint.engine import SEVERITY_RANK, LintOptions, once_per_run
-from pmanifest.lint.gate import empty_run
+from pmanifest.lint.gate import empty_run, foreign_note
 from pmanifest.lint.inputscan import scan_inputs
-from pmanifest.lint.kustomize import mark_patches
+from pmanifest.lint.kustomize import is_kustomization, mark_patches
 from pmanifest.lint.parallel import Linted, default_jobs, lint_inputs
 from pmanifest.lint.progress import Progress
 from pmanifest.lint.sources import Exclude, FileRef, Problem, Source, check_paths, iter_inputs
@@ -178,6 +178,8 @@ class _Run:
     objects: int = 0
     skipped: int = 0  # objects of kinds pmanifest cannot read
     fragments: int = 0
+    foreign: int = 0  # YAML documents that are no Kubernetes object
+    foreign_files: int = 0  # the files holding them
     rules: int = 0  # rules the run applied
     checked: list[tuple[str, str]] = field(default_factory=list)  # (file, object), for JUnit
     demands: list[Demand] = field(default_factory=list)  # GPU demand (with --cluster)
@@ -200,6 +202,9 @@ class _Run:
         self.objects += linted.result.objects
         self.skipped += linted.result.skipped
         self.fragments += linted.result.fragments
+        if linted.result.foreign and not is_kustomization(linted.name):  # (read as one)
+            self.foreign += linted.result.foreign
+            self.foreign_files += 1
         self.checked.extend((linted.name, label) for label in linted.result.labels)
 
     def read_again(self, name: str) -> bytes | None:
@@ -272,6 +277,8 @@ def lint_with(request: LintRequest, config: Config) -> LintResult:
     notes: list[str] = []
     if adopted is not None:
         run.findings, written, notes = adopted.apply(run.findings)
+    if run.foreign:
+        notes.insert(0, foreign_note(run.foreign, run.foreign_files))
     threshold = SEVERITY_RANK[fail_on]
     failed = any(SEVERITY_RANK[f.severity] >= threshold for f in run.findings)
     if run.objects == 0 and not failed and not request.allow_empty:
@@ -293,8 +300,13 @@ def _nothing_checked(request: LintRequest, run: _Run, exclude: Exclude) -> None:
     named = [request.stdin_filename if p == "-" else p for p in request.paths]
     by = " or ".join([*(["the config's exclude:"] if exclude.patterns else []),
                       *(["--exclude"] if exclude.given else [])])
+    left = ""
+    if not run.files:  # say what the directory walks left out, if anything
+        from pmanifest.lint.leftout import left_out
+
+        left = left_out(request.paths, exclude, request.gitignore).describe()
     raise InputError(empty_run(named, run.files, run.fragments,
-                               len(exclude.named_excluded(request.paths)), by))
+                               len(exclude.named_excluded(request.paths)), by, left))
 
 
 def _lint_inputs(inputs: list[FileRef | Source | Problem], options: LintOptions,

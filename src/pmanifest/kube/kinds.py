@@ -111,6 +111,9 @@ class Kind(NamedTuple):
     set_role: str = WORKER  # the role of ``set`` templates when the object declares none
     title: str = ""  # how messages name the kind, when its name alone is ambiguous
     runs: bool = True  # False: a template for others to run (it asks for no capacity)
+    # API groups the kind had before its project renamed its group: an object under one is
+    # read as this kind, named by this group (KFServing's serving.kubeflow.org for KServe)
+    former_groups: tuple[str, ...] = ()
 
 
 # KubeRay GCS fault tolerance, the current field and the older annotation (a RayService's
@@ -275,7 +278,8 @@ KINDS: tuple[Kind, ...] = (
     # KServe and Knative Serving: model servers, each component's pod fields inline
     Kind("serving.kserve.io", "InferenceService", tuple(
         Template(f"spec.{part}", SERVING, part, meta="self")
-        for part in ("predictor", "predictor.workerSpec", "transformer", "explainer"))),
+        for part in ("predictor", "predictor.workerSpec", "transformer", "explainer")),
+        former_groups=("serving.kubeflow.org",)),  # KFServing, before it became KServe
     Kind("serving.kserve.io", "ServingRuntime", _kserve_runtime(), runs=False),
     Kind("serving.kserve.io", "ClusterServingRuntime", _kserve_runtime(), runs=False),
     Kind("serving.kserve.io", "LLMInferenceService", _kserve_llm(partial=False)),
@@ -283,7 +287,8 @@ KINDS: tuple[Kind, ...] = (
          runs=False),
     Kind("serving.knative.dev", "Service", (Template("spec.template.spec", SERVING),)),
 )
-BY_KIND: dict[tuple[str, str], Kind] = {(k.group, k.kind): k for k in KINDS}
+BY_KIND: dict[tuple[str, str], Kind] = {
+    (group, k.kind): k for k in KINDS for group in (k.group, *k.former_groups)}
 # Where a pod template found by shape may sit: the key that holds the pod spec.
 SHAPE_KEYS = frozenset({"spec", "podSpec", "template", "podTemplate"})
 _WORD = re.compile(r"[a-z0-9]+")
@@ -295,7 +300,8 @@ def builtin_group(group: str) -> bool:
 
 
 def lookup(group: str, kind: str) -> Kind | None:
-    """The table's entry for an object's API group and kind."""
+    """The table's entry for an object's API group (or a former group of the kind) and
+    kind."""
     found = BY_KIND.get((group, kind))
     if found is None and builtin_group(group):
         found = BY_KIND.get((BUILTIN, kind))

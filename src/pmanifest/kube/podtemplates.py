@@ -181,6 +181,8 @@ def find(data: Any, owner: Path = (), depth: int = 0, runs: bool = True) -> Iter
             yield from _by_shape(data, owner, kind, group)
         return
     runs = runs and entry.runs
+    if group in entry.former_groups:  # named by the group the kind has now
+        group = entry.group
     yield from _from_table(entry, data, owner, kind, group, runs)
     if depth < MAX_EMBEDDING:
         for embedded in entry.embedded:

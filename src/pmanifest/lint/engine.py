@@ -6,7 +6,8 @@ rules see the object, workload rules each of its pod templates (with its role an
 Rules name paths, never positions: positions of a document's findings are looked up in one
 batch after its rules ran, so a document with many findings is parsed again once, not once per
 finding. Suppressions (annotations, inline comments) are applied here so no rule knows them;
-one that suppresses nothing is reported (PM005). Patch fragments are not linted (PM007).
+one that suppresses nothing is reported (PM005). Patch fragments are not linted (PM007), nor
+YAML that is no object (no apiVersion and kind: another tool's, whatever tags it uses; counted).
 """
 
 from __future__ import annotations
@@ -68,6 +69,7 @@ class LintOptions(NamedTuple):
     cluster: ClusterRequest | None = None  # --cluster: whole-input capacity rules run
     inline_suppressions: bool = True  # honour ignore comments and annotations (config)
     resolved: Profile | None = None  # the profile itself (a config's custom profile)
+    selector_labels: tuple[tuple[str, str], ...] = ()  # (per file: see lint_file)
 
     @property
     def profile(self) -> Profile:
@@ -91,6 +93,7 @@ class FileResult(NamedTuple):
     demands: tuple[Demand, ...] = ()  # GPU demand of its workloads (with --cluster)
     skipped: int = 0  # objects of kinds pmanifest cannot read (PM004), reported or not
     fragments: int = 0  # patch fragments seen and not linted (PM007)
+    foreign: int = 0  # YAML documents that are no Kubernetes object (no apiVersion and kind)
 
 
 def lint_bytes(raw: bytes, file: str, options: LintOptions) -> list[Finding]:
@@ -120,34 +123,43 @@ class _Collected:
     demands: list[Demand] = field(default_factory=list)
     skipped: int = 0  # objects of kinds pmanifest cannot read
     fragments: int = 0
+    foreign: int = 0  # documents without apiVersion and kind: another tool's YAML
     used: set[tuple[int, str]] = field(default_factory=set)  # (comment line, rule) it hid
     broken: bool = False  # a document did not parse (its comments suppressed nothing)
 
 
-def lint_file(raw: bytes, file: str, options: LintOptions,
-              patch_of: str | None = None) -> FileResult:
+def lint_file(raw: bytes, file: str, options: LintOptions, patch_of: str | None = None,
+              selector_labels: tuple[tuple[str, str], ...] = ()) -> FileResult:
     """Findings and counts for one file; ``patch_of``: the kustomization that names the file
-    as a patch (then every object in it is a fragment, see :mod:`pmanifest.lint.fragments`)."""
+    as a patch (then every object in it is a fragment, see :mod:`pmanifest.lint.fragments`);
+    ``selector_labels``: what a kustomization adds to its objects' selectors."""
     try:
         text = decode(raw)
     except YamlProblem as problem:
         return FileResult(_syntax_findings(file, problem, options), 0)
     lines = tuple(text.split("\n"))
+    options = options._replace(selector_labels=selector_labels) if selector_labels else options
     rules = [r for r in registry().values() if r.check is not None
              and r.applies in ("workload", "object") and options.enabled(r.meta.id)]
     out = _Collected()
-    for item in load_documents(text):
+    for item in load_documents(text, foreign_tags=True):
         if isinstance(item, Broken):
             out.broken = True
             out.findings.extend(_syntax_findings(file, item.problem, options))
             continue
-        _lint_document(Document(file, item.number, item.data, item.positions, lines), rules,
-                       options, out, patch_of, item.dollar)
+        doc = Document(file, item.number, item.data, item.positions, lines)
+        if not doc.is_kubernetes:  # CloudFormation, CI, configuration, whatever its tags:
+            out.foreign += 1  # not linted (counted, and the run says so)
+        elif item.tag_problem is not None:  # a Kubernetes object: kubectl refuses the tag
+            out.broken = True
+            out.findings.extend(_syntax_findings(file, item.tag_problem, options))
+        else:
+            _lint_document(doc, rules, options, out, patch_of, item.dollar)
     if SUPPRESSION_MARK in text and options.enabled(SUPPRESSION_RULE):
         out.findings.extend(_comment_findings(file, lines, options, _checked(rules, out),
                                               out.used, out.findings))
-    return FileResult(sorted(out.findings, key=Finding.sort_key), out.objects,
-                      tuple(out.labels), tuple(out.demands), out.skipped, out.fragments)
+    return FileResult(sorted(out.findings, key=Finding.sort_key), out.objects, tuple(out.labels),
+                      tuple(out.demands), out.skipped, out.fragments, out.foreign)
 
 
 def _lint_document(doc: Document, rules: list[Rule], options: LintOptions,
@@ -263,7 +275,7 @@ def _hits(doc: Document, workloads: tuple[Workload, ...], metas: Metas, rules: l
     version = options.kubernetes_version
     # a pod that selects one of the profile's compute classes is governed by theirs
     contexts = [Context(w, profile.for_pod(w.pod), version) for w in workloads]
-    whole = ObjectContext(doc, workloads, profile, version)
+    whole = ObjectContext(doc, workloads, profile, version, options.selector_labels)
     hits: list[tuple[Rule, Hit]] = []
     for rule in rules:
         assert rule.check is not None

@@ -23,6 +23,7 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from pmanifest.io.limits import MAX_KUSTOMIZATIONS_FOLLOWED
 from pmanifest.lint.sources import FileRef, Problem, Source
 from pmanifest.loader.documents import Loaded, YamlProblem, decode, load_documents
 
@@ -30,17 +31,34 @@ KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization
 PATCH_KEYS = ("patches", "patchesStrategicMerge", "patchesJson6902")
 
 
+def is_kustomization(path: str) -> bool:
+    """Is ``path`` named as kustomize names a kustomization (read as one, not as manifests)?"""
+    return os.path.basename(path) in KUSTOMIZATION_NAMES
+
+
 def mark_patches(items: list[FileRef | Source | Problem]) -> list[FileRef | Source | Problem]:
-    """The inputs, with ``patch_of`` set on every file a kustomization names as a patch."""
+    """The inputs, with ``patch_of`` set on every file a kustomization names as a patch and
+    ``selector_labels`` on every resource file whose selectors a kustomization fills in."""
     files = [item for item in items if isinstance(item, FileRef)]
     if not files:
         return items
-    patches = patch_files(_kustomizations(f.path for f in files))
-    if not patches:
+    kustomizations = _kustomizations(f.path for f in files)
+    patches = patch_files(kustomizations)
+    labels = selector_labels(kustomizations)
+    if not patches and not labels:
         return items
-    return [item._replace(patch_of=patches[key])
-            if isinstance(item, FileRef) and (key := _real(item.path)) in patches else item
+    return [_marked(item, patches, labels) if isinstance(item, FileRef) else item
             for item in items]
+
+
+def _marked(item: FileRef, patches: dict[str, str],
+            labels: dict[str, dict[str, str]]) -> FileRef:
+    key = _real(item.path)
+    if key in patches:
+        item = item._replace(patch_of=patches[key])
+    if key in labels:
+        item = item._replace(selector_labels=tuple(sorted(labels[key].items())))
+    return item
 
 
 def patch_files(kustomizations: Iterable[str]) -> dict[str, str]:
@@ -54,6 +72,65 @@ def patch_files(kustomizations: Iterable[str]) -> dict[str, str]:
         for path in (*_patch_paths(_parse(text)), *_commented_patch_paths(text)):
             found.setdefault(_real(os.path.join(base, path)), kustomization)
     return found
+
+
+def selector_labels(kustomizations: Iterable[str]) -> dict[str, dict[str, str]]:
+    """Real path of every resource file whose selectors a kustomization fills in -> the
+    labels it puts there: ``commonLabels``, and ``labels`` entries with ``includeSelectors:
+    true``, of the kustomization naming the file and of every one including that one's
+    directory (an overlay's labels reach its bases' resources)."""
+    found: dict[str, dict[str, str]] = {}
+    seen: set[tuple[str, tuple[tuple[str, str], ...]]] = set()
+    stack: list[tuple[str, dict[str, str]]] = [(_real(k), {}) for k in kustomizations]
+    while stack and len(seen) < MAX_KUSTOMIZATIONS_FOLLOWED:
+        kustomization, inherited = stack.pop()
+        key = (kustomization, tuple(sorted(inherited.items())))
+        text = _text(kustomization) if key not in seen else None
+        seen.add(key)
+        data = _parse(text) if text is not None else None
+        if not isinstance(data, dict):
+            continue
+        labels = {**inherited, **_labels_for_selectors(data)}
+        base = os.path.dirname(kustomization)
+        for entry in _resource_entries(data):
+            target = _real(os.path.join(base, entry))
+            inner = next((os.path.join(target, name) for name in KUSTOMIZATION_NAMES
+                          if os.path.isfile(os.path.join(target, name))), None)
+            if inner is not None:
+                stack.append((inner, labels))
+            elif labels and os.path.isfile(target):
+                found.setdefault(target, {}).update(labels)
+    return found
+
+
+def _labels_for_selectors(data: dict[str, Any]) -> dict[str, str]:
+    """The labels a kustomization adds to selectors (and so to pod templates)."""
+    out: dict[str, str] = {}
+    common = data.get("commonLabels")
+    if isinstance(common, dict):
+        out.update((str(k), _text_of(v)) for k, v in common.items())
+    entries = data.get("labels")
+    for entry in entries if isinstance(entries, list) else []:
+        if isinstance(entry, dict) and entry.get("includeSelectors") is True \
+                and isinstance(entry.get("pairs"), dict):
+            out.update((str(k), _text_of(v)) for k, v in entry["pairs"].items())
+    return out
+
+
+def _text_of(value: Any) -> str:
+    """A label value as kustomize writes it (it reads YAML 1.2: ``true``, not ``yes``)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return "" if value is None else str(value)
+
+
+def _resource_entries(data: dict[str, Any]) -> Iterator[str]:
+    """Local paths among a kustomization's ``resources`` (and the older ``bases``)."""
+    for key in ("resources", "bases"):
+        entries = data.get(key)
+        for entry in entries if isinstance(entries, list) else []:
+            if isinstance(entry, str) and entry and "://" not in entry and "\n" not in entry:
+                yield entry
 
 
 def _kustomizations(paths: Iterable[str]) -> list[str]:
@@ -136,7 +213,8 @@ def _parse(text: str) -> Any:
     return None
 
 
-_SECTION = re.compile(r"^([A-Za-z]\w*)\s*:")
+# a section starts at a key in the first column, commented out too (kubebuilder's `#patches:`)
+_SECTION = re.compile(r"^#*([A-Za-z]\w*)\s*:")
 _COMMENTED_ENTRY = re.compile(r"^#+\s*-\s*(?:path\s*:\s*)?([\w./-]+\.ya?ml)\s*$")
 
 

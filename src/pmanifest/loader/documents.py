@@ -42,6 +42,10 @@ class Loaded(NamedTuple):
     # False: no string in the document can start with "$" (its text has no "$", nor an escape
     # that writes one), so it holds no strategic-merge directive (see pmanifest.lint.fragments)
     dollar: bool = True
+    # with ``load_documents(foreign_tags=True)``: the first tag no plain data has, the
+    # document read as if it were not there (an error in a Kubernetes object; the mark of
+    # another tool's file, CloudFormation's ``!Ref``, MkDocs' ``!!python/name:``, elsewhere)
+    tag_problem: YamlProblem | None = None
 
 
 class Broken(NamedTuple):
@@ -78,8 +82,10 @@ def split_documents(text: str) -> Iterator[tuple[int, str]]:
     yield start_line, text[start:]
 
 
-def load_documents(text: str) -> Iterator[Loaded | Broken]:
-    """Parse every document of a (decoded) YAML stream, one at a time."""
+def load_documents(text: str, foreign_tags: bool = False) -> Iterator[Loaded | Broken]:
+    """Parse every document of a (decoded) YAML stream, one at a time. A document with a tag
+    no plain data has is Broken at that tag, or with ``foreign_tags`` Loaded with its
+    ``tag_problem`` (the caller tells by the document's shape which it is)."""
     index = 0
     for first_line, chunk in split_documents(text):
         if _only_comments(chunk):
@@ -94,12 +100,20 @@ def load_documents(text: str) -> Iterator[Loaded | Broken]:
             if built is None:
                 continue
             data, _ = built
+            tag_problem = builder.tag_problem
+            if tag_problem is not None:
+                tag_problem = _problem(tag_problem, chunk, first_line, fix, builder)
+                if not foreign_tags:
+                    yield Broken(index, tag_problem)
+                    index += 1
+                    continue
             tables = functools.partial(_positions_of, chunk, first_line, fix)
             if len(chunk) > LOCATE_ABOVE:
                 positions = Positions(locate=tables)
             else:
                 positions = Positions(build=tables)
-            yield Loaded(index, data, positions, first_line + 1, _may_hold_dollar(chunk))
+            yield Loaded(index, data, positions, first_line + 1, _may_hold_dollar(chunk),
+                         tag_problem)
         index += 1
 
 

@@ -104,6 +104,9 @@ class ObjectContext(NamedTuple):
     workloads: tuple[Workload, ...]
     profile: Profile
     kubernetes_version: str = "1.31"
+    # labels a kustomization naming the object's file adds to its selectors (kustomize's
+    # commonLabels, or labels with includeSelectors): what it builds has that selector
+    selector_labels: tuple[tuple[str, str], ...] = ()
 
     @property
     def workload(self) -> Workload | None:
