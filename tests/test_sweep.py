@@ -22,7 +22,7 @@ spec:
     metadata: {labels: {app: web}}
     spec:
       containers: [{name: web, image: nginx}]
-"""
+"""  # (no accelerator: its PM102 is info)
 
 
 def run_sweep(root: Path, *args: str) -> list[str]:
@@ -47,19 +47,19 @@ def test_sweep_prints_figures_per_repository_and_profile(tmp_path: Path) -> None
     assert run_sweep(tmp_path, "--findings", str(findings)) == [
         "demo-gke [together]: 2 files linted (1 Helm templates, 1 vendored skipped), 1 objects,"
         " 0 skipped objects, 1 findings, exit 0, T s",
-        "    PM102 warning 1",
+        "    PM102 info    1",
         "demo-gke [gke]: 2 files linted (1 Helm templates, 1 vendored skipped), 1 objects,"
         " 0 skipped objects, 1 findings, exit 0, T s",
-        "    PM102 warning 1",
+        "    PM102 info    1",
         "plain [together]: 1 files linted (0 Helm templates, 0 vendored skipped), 0 objects,"
         " 0 skipped objects, 1 findings, exit 1, T s",
         "    PM001 error   1",
         "TOTAL [together]: 2 repositories, 3 files, 1 objects, 0 skipped objects, 2 findings,"
         " 0 crashes, T s",
-        "    PM001/e 1, PM102/w 1",
+        "    PM001/e 1, PM102/i 1",
         "TOTAL [gke]: 1 repositories, 2 files, 1 objects, 0 skipped objects, 1 findings,"
         " 0 crashes, T s",
-        "    PM102/w 1",
+        "    PM102/i 1",
     ]
     kept = findings.read_text().splitlines()
     assert [(line.count('"repo": "demo-gke"'), line.count('"rule": "PM102"')) for line in kept] \

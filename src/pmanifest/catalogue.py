@@ -24,6 +24,13 @@ from typing import Any, NamedTuple
 from pmanifest.kube.contract import DAEMON_ROLE, ROLES, UNKNOWN_ROLE
 
 SEVERITIES = ("error", "warning", "info")
+
+
+def lowered(severity: str) -> str:
+    """One severity level lower: error -> warning -> info (info stays)."""
+    index = SEVERITIES.index(severity) if severity in SEVERITIES else len(SEVERITIES) - 1
+    return SEVERITIES[min(index + 1, len(SEVERITIES) - 1)]
+
 # once per pod template (with its role and placement) / Kubernetes object / cluster request or
 # read (`pmanifest cluster check`) / lint run with --cluster (the GPU demand of every workload)
 APPLIES = ("workload", "object", "cluster", "input")

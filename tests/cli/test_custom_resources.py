@@ -34,6 +34,14 @@ spec:
           cloud.google.com/machine-family: "c2"
         containers:
           - {name: ray-head, image: rayproject/ray:2.41.0}
+  workerGroupSpecs:
+    - groupName: b200
+      template:
+        spec:
+          containers:
+            - name: ray-worker
+              image: rayproject/ray:2.41.0
+              resources: {limits: {nvidia.com/gpu: 8}}
 """
 RAYSERVICE_WORKERS_MAY_BE_SPOT = """\
 apiVersion: ray.io/v1
@@ -58,7 +66,9 @@ spec:
           spec:
             nodeSelector: {NodeGroupType: g5-gpu-karpenter, type: karpenter}
             containers:
-              - {name: worker, image: rayproject/ray:2.41.0}
+              - name: worker
+                image: rayproject/ray:2.41.0
+                resources: {limits: {nvidia.com/gpu: 1}}
 """
 QUEUES = """\
 apiVersion: kueue.x-k8s.io/v1beta1
@@ -143,7 +153,8 @@ spec:
     spec:
       nodeSelector: {together.ai/compute-class: preemptible}
       containers:
-        - {name: server, image: ghcr.io/acme/model-server:1.2}
+        - {name: server, image: ghcr.io/acme/model-server:1.2,
+           resources: {limits: {nvidia.com/gpu: 1}}}
 """
 
 

@@ -22,7 +22,7 @@ spec:
       containers:
         - name: main
           image: busybox
-          command: [sh, -c, 'trap "exit 143" TERM; python t.py & wait $!']
+          command: [sh, -c, 'trap "kill $!; wait $!; exit 143" TERM; python t.py & wait $!']
 """
 POD = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"
 OBJECT = "apiVersion: v1\nkind: ConfigMap\n"  # what makes a document a Kubernetes object
@@ -52,7 +52,9 @@ def billion_laughs() -> str:
 
 
 GRACE = "      terminationGracePeriodSeconds: 300\n"
-COMMAND = "          command: [sh, -c, 'trap \"exit 143\" TERM; python t.py & wait $!']\n"
+# its TERM trap passes the signal on to the program, whose checkpoint it waits for
+COMMAND = ("          command: [sh, -c, 'trap \"kill $!; wait $!; exit 143\" TERM; python t.py & "
+           "wait $!']\n")
 SELECTOR = "      nodeSelector: {together.ai/compute-class: preemptible}\n"
 CONTAINERS = "      containers:\n"
 

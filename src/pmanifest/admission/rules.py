@@ -30,7 +30,7 @@ HEADROOM = 2  # rules.jobs.HEADROOM (a test keeps them equal: the checks are not
 Roles = tuple[tuple[str, str], ...]  # the config's `roles:`
 
 CHECKPOINT_ENV = (r"^(?:[A-Z0-9]+_)*(?:CHECKPOINTS?|CKPTS?)(?:_[A-Z0-9]+)*"
-                  r"_(?:DIR|PATH|ROOT|LOCATION|FOLDER)\n?$")  # rules.shells' (Python's $)
+                  r"_(?:DIR|PATH|ROOT|LOCATION|FOLDER)\n?$")  # shell.pod's (Python's $)
 
 class Exported(NamedTuple):
     """One rule as a policy: what denies a pod template, how the denial reads, which kinds it

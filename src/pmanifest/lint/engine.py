@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, NamedTuple
 
+from pmanifest.catalogue import lowered
 from pmanifest.kube.document import Document, Finding, ObjectRef
 from pmanifest.kube.profile import DEFAULT_PROFILE, Profile, get_profile
 from pmanifest.kube.workloads import (
@@ -358,7 +359,8 @@ def _finding(doc: Document, rule: Rule, hit: Hit, pos: Pos, options: LintOptions
     return Finding(
         rule=rule.meta.id,
         slug=rule.meta.slug,
-        severity=options.severity_of(rule),
+        severity=lowered(options.severity_of(rule)) if hit.lower else
+        options.severity_of(rule),
         file=doc.file,
         line=pos.line,
         column=pos.column,

@@ -86,6 +86,7 @@ class Hit(NamedTuple):
     value: bool = False
     inner: Loc | None = None
     mention: Mention | None = None
+    lower: bool = False  # reported one severity level below the rule's (a smaller impact)
 
 
 class Context(NamedTuple):
