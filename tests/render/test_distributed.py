@@ -282,3 +282,71 @@ def test_a_save_longer_than_torchruns_own_kill_is_warned_about(
         "reads TORCH_ELASTIC_SHUTDOWN_TIMEOUT (rendered: 227 s; torch releases with "
         "pytorch/pytorch PR #172596, 2026; older ones ignore it): run such a torch in the "
         "image, or save with mode: command or trigger: preStop, which torchrun does not cut\n")
+
+
+def _pod_verdict(job: dict[str, Any], container: str, code: int, disrupted: bool) -> str:
+    """What a Job's podFailurePolicy makes of a pod that failed with ``code`` in
+    ``container`` (with the DisruptionTarget condition or without): the first rule that
+    matches, in order, as the Job controller evaluates them; "Count" when none does."""
+    if code == 0:
+        return "Succeeded"
+    for rule in job["spec"].get("podFailurePolicy", {}).get("rules", []):
+        codes = rule.get("onExitCodes")
+        if codes is not None:
+            named = codes.get("containerName") in (None, container)
+            inside = code in codes["values"]
+            if named and inside == (codes["operator"] == "In"):
+                return str(rule["action"])
+        for condition in rule.get("onPodConditions", []):
+            if (condition["type"] == "DisruptionTarget" and disrupted
+                    and condition.get("status", "True") == "True"):
+                return str(rule["action"])
+    return "Count"
+
+
+def _jobset_verdict(jobset: dict[str, Any], replicated: str, reason: str) -> str:
+    """The JobSet failure policy's action for a failed Job of ``replicated`` (its reason:
+    PodFailurePolicy after a FailJob rule, BackoffLimitExceeded after counted failures)."""
+    for rule in jobset["spec"]["failurePolicy"]["rules"]:
+        reasons = rule.get("onJobFailureReasons")
+        targets = rule.get("targetReplicatedJobs")
+        if (reasons is None or reason in reasons) and (targets is None or replicated in targets):
+            return str(rule["action"])
+    return "RestartJobSet"
+
+
+@pytest.mark.parametrize("version", ["1.27", "1.31"])
+@pytest.mark.parametrize(("code", "disrupted", "rendezvous", "workers"), [
+    # the store stopped by the kubelet (a drain, an upgrade of its standard node): it exits
+    # 143, with or without the condition; the JobSet restarts without counting it
+    (143, False, "RestartJobSetAndIgnoreMaxRestarts", "Ignore"),
+    (143, True, "RestartJobSetAndIgnoreMaxRestarts", "Ignore"),
+    # a worker whose store went away (the launcher's 75): a disruption, not counted
+    (75, False, "RestartJobSet", "Ignore"),
+    # genuine failures still count: the store crashing, a worker failing
+    (1, False, "RestartJobSet", "Count"),
+    (137, False, "RestartJobSet", "Count"),
+])
+def test_losing_the_store_is_a_disruption_in_the_rendered_policies(
+        version: str, code: int, disrupted: bool, rendezvous: str, workers: str) -> None:
+    """The rendered JobSet judged from each pod's end state: the store's 143 (its TERM handler,
+    tests/distributed/test_store_lost.py) fails the rendezvous Job by its podFailurePolicy, which
+    restarts the JobSet without counting; a worker's 75 is ignored; other codes count."""
+    jobset = _objects("distributed-jobset.yaml", kubernetes_version=version)["JobSet/pretrain"]
+    rdzv, worker = jobset["spec"]["replicatedJobs"]
+    store = _pod_verdict(rdzv["template"], "rendezvous", code, disrupted)
+    # backoffLimit 0: a counted failure fails the rendezvous Job too, as BackoffLimitExceeded
+    assert rdzv["template"]["spec"]["backoffLimit"] == 0
+    reason = "PodFailurePolicy" if store == "FailJob" else "BackoffLimitExceeded"
+    assert _jobset_verdict(jobset, "rendezvous", reason) == rendezvous
+    name = worker["template"]["spec"]["template"]["spec"]["containers"][0]["name"]
+    assert _pod_verdict(worker["template"], name, code, disrupted) == workers
+    # the same worker rules in the Job output
+    job = _objects("distributed-torchrun.yaml", kubernetes_version=version)["Job/trainer"]
+    assert _pod_verdict(job, "trainer", code, disrupted) == workers
+
+
+def test_the_store_never_succeeds_on_term() -> None:
+    """Before, the store exited 0 on TERM: the rendezvous Job completed, no failure rule could
+    restart the JobSet, and the workers lost their store for good."""
+    assert "sys.exit(143)" in STORE_SCRIPT and "sys.exit(0)" not in STORE_SCRIPT

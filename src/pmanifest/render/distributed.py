@@ -36,11 +36,13 @@ RDZV_SUFFIX = "-rendezvous"
 RDZV_JOB = "rendezvous"  # replicatedJob names in a JobSet
 WORKERS_JOB = "workers"
 # The rendezvous store: a TCPStore server that lives as long as its pod (not as long as any
-# worker), listens on every interface whatever host it is given, and exits 0 on SIGTERM.
+# worker), listens on every interface whatever host it is given, and exits 143 on SIGTERM: the
+# store's end is a disruption (a drain, an upgrade of its node), never a success; 0 would
+# complete a JobSet's rendezvous Job, which no failure rule restarts.
 STORE_SCRIPT = (
     "import signal, sys; from torch.distributed import TCPStore; "
     "store = TCPStore('127.0.0.1', int(sys.argv[1]), is_master=True, wait_for_workers=False); "
-    "signal.signal(signal.SIGTERM, lambda *_: sys.exit(0)); "
+    f"signal.signal(signal.SIGTERM, lambda *_: sys.exit({SIGTERM_EXIT})); "
     "print('rendezvous store listening on port', sys.argv[1], flush=True); signal.pause()"
 )
 STORE_RESOURCES = {"requests": {"cpu": "250m", "memory": "512Mi"}}  # never BestEffort
@@ -272,15 +274,20 @@ def _jobset_context(w: WorkloadSpec, d: Distributed, base: dict[str, Any], versi
                     profile: Profile, wrapper: str) -> dict[str, Any]:
     rdzv = _rendezvous_context(w, d, base, profile, restart_policy="Never")
     v = version_tuple(version)
+    store_term: dict[str, Any] = {"action": "FailJob", "onExitCodes": {
+        "containerName": RDZV_JOB, "operator": "In", "values": [SIGTERM_EXIT]}}
+    if v < (1, 29):
+        store_term["onPodConditions"] = []  # required by the schema before 1.29
     rdzv_job = {
         "backoff_limit": 0, "backoff_limit_per_index": None, "max_failed_indexes": 0,
         "ttl_seconds_after_finished": None, "active_deadline_seconds": None,
         "completions": 1, "parallelism": 1, "success_policy": False,
         "pod_replacement_policy": "Failed" if v >= PER_INDEX_SINCE else None,
-        # the store's state goes with its pod: a drain fails this Job at once, and the rule
-        # below restarts the whole JobSet without counting it
+        # the store's state goes with its pod: a drain (DisruptionTarget) or any TERM (143:
+        # only the kubelet signals the store) fails this Job at once by its podFailurePolicy,
+        # and the rule below restarts the whole JobSet without counting it
         "pod_failure_rules": [{"action": "FailJob", "onPodConditions": [
-            {"type": DISRUPTION_TARGET, "status": "True"}]}],
+            {"type": DISRUPTION_TARGET, "status": "True"}]}, store_term],
     }
     # JobSet pod hostnames: <jobset>-<replicatedJob>-<job index>-<pod index>.<jobset>
     host = f"{w.name}-{RDZV_JOB}-0-0.{w.name}"
