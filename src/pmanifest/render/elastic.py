@@ -25,6 +25,11 @@ store's disruption, not the work's: the launcher exits ``STORE_LOST_EXIT``, whic
 Job's podFailurePolicy ignores. A store that cannot be reached at the start is a failure
 (exit 1, counted): a wrong endpoint must not retry forever.
 
+A run that finished closes its rendezvous too. When torchrun exits 0 (no TERM: every trainer
+finished), the launcher records the generation under ``FINISHED_KEY`` + UID; a pod that comes
+later (a replacement of an index whose pod was preempted at the end) finds that generation
+closed and finished, and exits 0 at once instead of starting a new run alone.
+
 torchrun's shutdown timeout (TERM to the trainers, SIGKILL after) is rendered as the variable
 ``SHUTDOWN_TIMEOUT_ENV``, read by torch releases with pytorch/pytorch PR #172596 (2026) and
 ignored by older ones, which kill a trainer 30 s after TERM; the ``--shutdown-timeout`` flag
@@ -52,6 +57,7 @@ SHUTDOWN_HEADROOM_SECONDS = 3
 # signal's 128+N), the supervisor (143, 43, 2) nor the launcher otherwise exits with it
 STORE_LOST_EXIT = 75
 GENERATION_KEY = "pmanifest/rendezvous-generation/"
+FINISHED_KEY = "pmanifest/rendezvous-finished/"  # + UID: the generation whose run succeeded
 # How long the launcher waits for the store at the start and after a failure (seconds);
 # the start uses the rendezvous join timeout, as torchrun would
 STORE_CHECK_SECONDS = 10
@@ -68,7 +74,7 @@ wait, argv = int(sys.argv[1]), sys.argv[2:]
 at = argv.index('--rdzv-id') + 1
 base = argv[at]
 host, port = argv[argv.index('--rdzv-endpoint') + 1].rsplit(':', 1)
-key = '{GENERATION_KEY}' + base
+key, finished = '{GENERATION_KEY}' + base, '{FINISHED_KEY}' + base
 
 
 def connect(seconds):
@@ -86,6 +92,10 @@ except Exception as error:
     sys.exit(f'pmanifest-launcher: no rendezvous store at {{host}}:{{port}}: {{error}}')
 generation = store.add(key, 0)
 while closed(store, f'{{base}}-{{generation}}'):
+    if store.check([finished]) and store.get(finished) == str(generation).encode():
+        print(f'pmanifest-launcher: the run of rendezvous {{base}}-{{generation}} finished',
+              file=sys.stderr, flush=True)
+        sys.exit(0)
     print(f'pmanifest-launcher: rendezvous {{base}}-{{generation}} is closed; a new one, '
           f'generation {{generation + 1}}, resumes from the checkpoint', file=sys.stderr,
           flush=True)
@@ -110,12 +120,17 @@ if len(caught) == 1:
     caught.append(child.send_signal(caught[0]))
 code = child.wait()
 code = 128 - code if code < 0 else code
-if code == 0 or caught:
+if caught:
     sys.exit(code)
 try:
-    lost = not connect({STORE_CHECK_SECONDS}).check([key])
+    store = connect({STORE_CHECK_SECONDS})
+    lost = not store.check([key])
+    if code == 0 and not lost:
+        store.set(finished, str(generation))
 except Exception:
     lost = True
+if code == 0:
+    sys.exit(0)
 if lost:
     print('pmanifest-launcher: the rendezvous store went away: a disruption, exit '
           '{STORE_LOST_EXIT}', file=sys.stderr, flush=True)
