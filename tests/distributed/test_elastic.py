@@ -129,7 +129,7 @@ def test_preempted_worker_is_replaced_and_training_resumes(tmp_path: Path) -> No
             if running.process.poll() is None and running.name != "trainer-rendezvous":
                 running.kill_tree()
     store.terminate()
-    assert store.wait(timeout=30) == 0, logs()
+    assert store.wait(timeout=30) == 143, logs()  # a stopped store is a disruption, never 0
 
     events = _events(ckpt)
     starts = [e for e in events[before:] if e["event"] == "start"]
