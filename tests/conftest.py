@@ -8,11 +8,18 @@ by where they live, here, so a new test in one of these places is slow without a
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 
 import pytest
 
 HERE = Path(__file__).resolve().parent
+# The tools the test extras install (ruff, shellcheck, pre-commit, kubectl, pmanifest itself)
+# sit beside the Python that runs the suite: found there whether or not its virtual
+# environment is activated (`.venv/bin/python -m pytest`).
+os.environ["PATH"] = os.pathsep.join([os.path.dirname(sys.executable),
+                                      os.environ.get("PATH", os.defpath)])
 SLOW = (
     "integration",  # pre-commit, the CI recipes and kubectl, each installing or running tools
     "distributed",  # real torchrun

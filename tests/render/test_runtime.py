@@ -13,6 +13,7 @@ import yaml
 from syrupy.assertion import SnapshotAssertion
 
 from pmanifest.lint.engine import LintOptions, lint_bytes
+from pmanifest.loader.documents import Loaded, load_documents
 from pmanifest.render.engine import RenderOptions, render_text
 from pmanifest.schema.kubernetes import supported_versions, validate
 
@@ -256,4 +257,7 @@ def test_requests_up_to_their_limits_render(requests: str, limits: str) -> None:
     text = (f"apiVersion: pmanifest/v1\nworkloads:\n  - name: w\n    image: x\n"
             f"    command: [run]\n    resources: {{requests: {requests}, limits: {limits}}}\n")
     job = _objects(text)[("Job", "w")]
-    assert _container(job)["resources"]["requests"] == yaml.safe_load(requests)
+    # the spec's scalars are read as kubectl reads them: 1e3 is the number 1000 there
+    read = next(iter(load_documents(requests)))
+    assert isinstance(read, Loaded)
+    assert _container(job)["resources"]["requests"] == read.data

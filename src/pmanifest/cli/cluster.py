@@ -55,7 +55,7 @@ def cluster_check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tup
     command lines, or the JSON of a cluster read (rules PM501-PM505).
     """
     from pmanifest.cli.check import CheckRequest, run_check
-    from pmanifest.cli.lint import pair_outputs
+    from pmanifest.cli.outputs import pair_outputs
 
     output, messages, exit_code = run_check(CheckRequest(
         paths, pair_outputs(formats, outputs), fail_on, kind, disable, colour_wanted(color)))

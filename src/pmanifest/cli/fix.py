@@ -22,9 +22,9 @@ from pmanifest.cli.lint import (
     adoption,
     collect,
     lint_with,
-    output_targets,
     user_policies,
 )
+from pmanifest.cli.outputs import output_targets
 from pmanifest.errors import ConfigError
 from pmanifest.io.reading import Identity, Unreadable, read_limited
 from pmanifest.io.writing import (

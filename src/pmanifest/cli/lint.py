@@ -14,15 +14,17 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple, TextIO
 
-from pmanifest.errors import ConfigError, InputError
+from pmanifest.cli.outputs import Output, output_targets
+from pmanifest.errors import InputError
 from pmanifest.io.reading import Identity
 from pmanifest.io.writing import STDOUT, Target, identity, plan_outputs, write_targets
 from pmanifest.kube.document import Finding
 from pmanifest.lint.config import Config, config_from, resolve_profile, resolve_rule
-from pmanifest.lint.engine import SEVERITY_RANK, LintOptions, once_per_run
+from pmanifest.lint.engine import SEVERITY_RANK, LintOptions
 from pmanifest.lint.gate import empty_run, foreign_note
 from pmanifest.lint.inputscan import scan_inputs
 from pmanifest.lint.kustomize import is_kustomization, mark_patches
+from pmanifest.lint.once import once_per_run
 from pmanifest.lint.parallel import Linted, default_jobs, lint_inputs
 from pmanifest.lint.progress import Progress
 from pmanifest.lint.sources import Exclude, FileRef, Problem, Source, check_paths, iter_inputs
@@ -34,13 +36,6 @@ if TYPE_CHECKING:  # a run without --cluster reads no cluster request and no GPU
     from pmanifest.cluster.demand import Demand
     from pmanifest.cluster.request import ClusterRequest
     from pmanifest.lint.baseline import Adoption
-
-
-class Output(NamedTuple):
-    """One report of a lint run: its format and where it goes."""
-
-    format: str
-    path: str = STDOUT  # "-" for stdout
 
 
 class LintRequest(NamedTuple):
@@ -79,27 +74,6 @@ class LintResult(NamedTuple):
     summary: str  # the one-line summary, printed on stderr after the findings
     exit_code: int
     notes: tuple[str, ...] = ()  # stderr lines after the summary (what a baseline held)
-
-
-def pair_outputs(formats: tuple[str, ...], paths: tuple[str, ...]) -> tuple[Output, ...]:
-    """``--format``/``--output`` pairs, in order. Raises ConfigError for what cannot pair."""
-    formats = formats or ("text",)
-    if len(paths) > len(formats):
-        extra = ", ".join(paths[len(formats):])
-        raise ConfigError(f"--output {extra}: no --format to pair with (give one --format "
-                          "per --output, in order)")
-    outputs = tuple(Output(fmt, paths[i] if i < len(paths) else STDOUT)
-                    for i, fmt in enumerate(formats))
-    to_stdout = [o.format for o in outputs if o.path == STDOUT]
-    if len(to_stdout) > 1:
-        raise ConfigError(f"formats {', '.join(to_stdout)} would all go to stdout; "
-                          "give each but one an --output FILE")
-    return outputs
-
-
-def output_targets(outputs: tuple[Output, ...]) -> list[Target]:
-    """The one writer's targets of ``--output`` pairs."""
-    return [Target("--output", o.path) for o in outputs]
 
 
 def options_for(request: LintRequest, config: Config) -> LintOptions:

@@ -189,7 +189,8 @@ def lint(
     Several reports from one pass, e.g. for CI:
       pmanifest lint k8s/ --format sarif --output results.sarif --format text
     """
-    from pmanifest.cli.lint import LintRequest, pair_outputs, run_lint
+    from pmanifest.cli.lint import LintRequest, run_lint
+    from pmanifest.cli.outputs import pair_outputs
     from pmanifest.lint.progress import wanted
 
     if cluster_path == "-" and "-" in paths:

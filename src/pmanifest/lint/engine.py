@@ -55,7 +55,6 @@ FRAGMENT_RULE = "PM007"  # a patch fragment, not linted
 # a file that does not parse is never silently passed, nor a patch fragment silently skipped
 # (also with --select)
 ALWAYS = ("PM001", FRAGMENT_RULE)
-ONCE_PER_RUN = ("PM004",)  # reported at the first object of a kind, with a count of the rest
 
 
 class LintOptions(NamedTuple):
@@ -378,31 +377,3 @@ def _object_ref(doc: Document) -> ObjectRef:
     return ObjectRef(None if kind is None else sys.intern(str(kind)), doc.name,
                      None if namespace is None else sys.intern(str(namespace)),
                      None if version is None else sys.intern(str(version)))
-
-
-def once_per_run(findings: list[Finding]) -> list[Finding]:
-    """Findings of ONCE_PER_RUN rules kept once per rule and message (their messages name the
-    kind and apiVersion, never the object): the first, with how many objects and files it
-    stands for. The order of the others is kept."""
-    groups: dict[tuple[str, str], list[Finding]] = {}
-    out: list[Finding | tuple[str, str]] = []
-    for finding in findings:
-        if finding.rule not in ONCE_PER_RUN:
-            out.append(finding)
-            continue
-        key = (finding.rule, finding.message)
-        if key not in groups:
-            groups[key] = []
-            out.append(key)
-        groups[key].append(finding)
-    return [item if isinstance(item, Finding) else _counted(groups[item]) for item in out]
-
-
-def _counted(same: list[Finding]) -> Finding:
-    first = same[0]
-    if len(same) == 1:
-        return first
-    files = len({f.file for f in same})
-    where = f"{files} files" if files > 1 else "this file"
-    return first._replace(message=f"{first.message} ({len(same)} objects of this kind in "
-                                  f"{where}; reported once per run)")
