@@ -220,10 +220,17 @@ def validate(obj: dict[str, Any], version: str) -> list[SchemaProblem]:
     from pmanifest.schema.words import describe
 
     words = schema_words(version)
-    problems = [SchemaProblem(v.path, v.message)
-                for error in validator.iter_errors(obj) for v in describe(error, words)]
+    problems = [SchemaProblem(v.path, v.message) for error in validator.iter_errors(obj)
+                if not _observed(error) for v in describe(error, words)]
     unique = {(p.path, p.message): p for p in problems}
     return sorted(unique.values(), key=lambda p: (tuple(str(x) for x in p.path), p.message))
+
+
+def _observed(error: Any) -> bool:
+    """A required field missing inside ``status``: controllers write status and the API server
+    ignores it on create and apply, so nothing there is demanded (its types still are)."""
+    path = error.absolute_path
+    return error.validator == "required" and len(path) > 0 and path[0] == "status"
 
 
 # --- partial objects (a patch, the podTemplate overlay of a spec) --------------------------
