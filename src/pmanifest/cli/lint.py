@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple, TextIO
@@ -20,8 +21,8 @@ from pmanifest.io.reading import Identity
 from pmanifest.io.writing import STDOUT, Target, identity, plan_outputs, write_targets
 from pmanifest.kube.document import Finding
 from pmanifest.lint.config import Config, config_from, resolve_profile, resolve_rule
-from pmanifest.lint.engine import SEVERITY_RANK, LintOptions
-from pmanifest.lint.gate import empty_run, foreign_note
+from pmanifest.lint.engine import SEVERITY_RANK, TEMPLATE, LintOptions
+from pmanifest.lint.gate import empty_run, foreign_note, passed_notes
 from pmanifest.lint.inputscan import scan_inputs
 from pmanifest.lint.kustomize import is_kustomization, mark_patches
 from pmanifest.lint.once import once_per_run
@@ -154,6 +155,7 @@ class _Run:
     fragments: int = 0
     foreign: int = 0  # YAML documents that are no Kubernetes object
     foreign_files: int = 0  # the files holding them
+    passed: Counter[str] = field(default_factory=Counter)  # what was passed over, not linted
     rules: int = 0  # rules the run applied
     checked: list[tuple[str, str]] = field(default_factory=list)  # (file, object), for JUnit
     demands: list[Demand] = field(default_factory=list)  # GPU demand (with --cluster)
@@ -179,6 +181,7 @@ class _Run:
         if linted.result.foreign and not is_kustomization(linted.name):  # (read as one)
             self.foreign += linted.result.foreign
             self.foreign_files += 1
+        self.passed.update(dict(linted.result.passed))
         self.checked.extend((linted.name, label) for label in linted.result.labels)
 
     def read_again(self, name: str) -> bytes | None:
@@ -251,6 +254,7 @@ def lint_with(request: LintRequest, config: Config) -> LintResult:
     notes: list[str] = []
     if adopted is not None:
         run.findings, written, notes = adopted.apply(run.findings)
+    notes[:0] = passed_notes(run.passed)
     if run.foreign:
         notes.insert(0, foreign_note(run.foreign, run.foreign_files))
     threshold = SEVERITY_RANK[fail_on]
@@ -280,7 +284,8 @@ def _nothing_checked(request: LintRequest, run: _Run, exclude: Exclude) -> None:
 
         left = left_out(request.paths, exclude, request.gitignore).describe()
     raise InputError(empty_run(named, run.files, run.fragments,
-                               len(exclude.named_excluded(request.paths)), by, left))
+                               len(exclude.named_excluded(request.paths)), by, left,
+                               run.passed[TEMPLATE]))
 
 
 def _lint_inputs(inputs: list[FileRef | Source | Problem], options: LintOptions,

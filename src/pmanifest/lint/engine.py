@@ -8,6 +8,9 @@ batch after its rules ran, so a document with many findings is parsed again once
 finding. Suppressions (annotations, inline comments) are applied here so no rule knows them;
 one that suppresses nothing is reported (PM005). Patch fragments are not linted (PM007), nor
 YAML that is no object (no apiVersion and kind: another tool's, whatever tags it uses; counted).
+A file that is an unrendered template (a document broke where a ``{{ }}`` placeholder stands
+in plain YAML: Helm, Go templates, wherever the file sits) is not linted at all but counted
+(``FileResult.passed``), and the run says so once.
 """
 
 from __future__ import annotations
@@ -55,6 +58,8 @@ FRAGMENT_RULE = "PM007"  # a patch fragment, not linted
 # a file that does not parse is never silently passed, nor a patch fragment silently skipped
 # (also with --select)
 ALWAYS = ("PM001", FRAGMENT_RULE)
+# what a file may hold that is passed over, not linted (counted in FileResult.passed)
+TEMPLATE = "template"  # the file is an unrendered template: nothing in it is linted
 
 
 class LintOptions(NamedTuple):
@@ -94,6 +99,7 @@ class FileResult(NamedTuple):
     skipped: int = 0  # objects of kinds pmanifest cannot read (PM004), reported or not
     fragments: int = 0  # patch fragments seen and not linted (PM007)
     foreign: int = 0  # YAML documents that are no Kubernetes object (no apiVersion and kind)
+    passed: tuple[tuple[str, int], ...] = ()  # (TEMPLATE..., how many) passed over, not linted
 
 
 def lint_bytes(raw: bytes, file: str, options: LintOptions) -> list[Finding]:
@@ -142,7 +148,10 @@ def lint_file(raw: bytes, file: str, options: LintOptions, patch_of: str | None 
     rules = [r for r in registry().values() if r.check is not None
              and r.applies in ("workload", "object") and options.enabled(r.meta.id)]
     out = _Collected()
-    for item in load_documents(text, foreign_tags=True):
+    items = list(load_documents(text, foreign_tags=True))  # (positions: built when needed)
+    if any(isinstance(item, Broken) and item.problem.templated for item in items):
+        return FileResult([], 0, passed=((TEMPLATE, 1),))  # the rendered output is the input
+    for item in items:
         if isinstance(item, Broken):
             out.broken = True
             out.findings.extend(_syntax_findings(file, item.problem, options))
@@ -242,11 +251,8 @@ def _syntax_findings(file: str, problem: YamlProblem, options: LintOptions) -> l
     rule = registry()["PM001"]
     if not options.enabled("PM001"):
         return []
-    message = problem.message
-    if problem.templated:
-        message += " (an unrendered Helm template? lint `helm template` output)"
     return [Finding(rule.meta.id, rule.meta.slug, options.severity_of(rule), file, problem.line,
-                    problem.column, ObjectRef(None, None, None), "", message)]
+                    problem.column, ObjectRef(None, None, None), "", problem.message)]
 
 
 def _objects(doc: Document) -> Iterator[Document]:

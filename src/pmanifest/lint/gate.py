@@ -8,6 +8,10 @@ nothing. The message names what was read and why nothing in it counted.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
+from pmanifest.lint.engine import TEMPLATE
+
 SHOWN = 3  # named paths spelled out in the message; the rest are counted
 
 
@@ -22,12 +26,18 @@ def _what(named: list[str]) -> str:
 
 
 def empty_run(named: list[str], files: int, fragments: int, excluded: int,
-              by: str = "the config's exclude:", left: str = "") -> str:
+              by: str = "the config's exclude:", left: str = "", templates: int = 0) -> str:
     """The one-line error of a run that found no Kubernetes object (``named``: the paths given,
     stdin by its file name; ``by``: what excluded the ``excluded`` ones; ``left``: the YAML
-    files its directory walks left out, by reason)."""
-    if files:
+    files its directory walks left out, by reason; ``templates``: files read that are
+    unrendered templates)."""
+    if files and templates == files:
+        what = "an unrendered template" if files == 1 else "all unrendered templates"
+        found = f"{_plural(files, 'file')} read, {what}: lint the rendered output"
+    elif files:
         found = f"{_plural(files, 'file')} read, no object with apiVersion and kind in it"
+        if templates:
+            found += f" ({templates} of them unrendered templates)"
         if fragments:
             found += f" but {_plural(fragments, 'patch fragment')} (PM007)"
     elif excluded:
@@ -46,3 +56,14 @@ def foreign_note(documents: int, files: int) -> str:
     where = "1 file" if files == 1 else f"{files} files"
     return (f"pmanifest: {_plural(documents, 'YAML document')} in {where} skipped: not "
             "Kubernetes objects (no apiVersion and kind)")
+
+
+def passed_notes(passed: Mapping[str, int]) -> list[str]:
+    """The lines after the summary that say what the run passed over without linting it."""
+    notes = []
+    if passed.get(TEMPLATE):
+        n = passed[TEMPLATE]
+        notes.append(f"pmanifest: {_plural(n, 'file')} skipped: unrendered templates ({{{{ }}}} "
+                     "placeholders where the YAML breaks); lint the rendered output (helm "
+                     "template, envsubst, ...)")
+    return notes

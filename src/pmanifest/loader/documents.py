@@ -152,11 +152,12 @@ _PLAIN_SCAN = re.compile(r"""(?:(?<=[\s\[{,:])|^)(?:"(?:[^"\\]|\\.)*"?|'(?:[^']|
 
 def _hinted(problem: YamlProblem, chunk: str, first_line: int) -> YamlProblem:
     """Mark the problem as templated when a ``{{`` stands in plain YAML where it is: on its
-    line or the next (libyaml often stops at the key before a template line), not inside a
+    line, the next (libyaml often stops at the key before a template line) or the one before
+    (a template action on a line of its own breaks the structure after it), not inside a
     quoted value or a comment."""
     if "{{" in chunk:
         k = problem.line - first_line - 1
-        lines = chunk.split("\n")[max(k, 0):k + 2]
+        lines = chunk.split("\n")[max(k - 1, 0):k + 2]
         problem.templated = any(m.group() == "{{" for text in lines
                                 for m in _PLAIN_SCAN.finditer(text))
     return problem

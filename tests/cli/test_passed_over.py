@@ -1,0 +1,87 @@
+"""What a lint run passes over without linting it, and says so once after the summary (issue
+22): files that are unrendered templates, wherever they sit. Exact exit code, stdout and stderr
+of real runs through the command line, beside the positives that are still linted.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from pmanifest.cli.main import main
+
+SELECT = ("--select", "PM002")
+EMPTY_TAIL = ": nothing was checked; name the manifests to lint, or pass --allow-empty where " \
+             "none is expected\n"
+# operator-embedded Go templates and Helm templates outside any templates/ directory
+GO_TEMPLATE = """\
+apiVersion: monitoring.coreos.com/v1
+kind: PrometheusRule
+metadata:
+  name: rules
+  namespace: {{.Namespace}}
+spec:
+  groups: []
+"""
+HELM_PATCH = """\
+{{- if .Values.remediation.enabled }}
+apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: {{ include "chart.fullname" . }}-sa
+{{- end }}
+"""
+CONFIG_MAP = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {mode: fast}\n"
+TEMPLATES = ("pmanifest: {} skipped: unrendered templates ({{{{ }}}} placeholders where the YAML "
+             "breaks); lint the rendered output (helm template, envsubst, ...)\n")
+TWO_TEMPLATES = TEMPLATES.format("2 files")
+
+
+@pytest.fixture
+def runner(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> CliRunner:
+    monkeypatch.chdir(tmp_path)
+    return CliRunner()
+
+
+def write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def run(runner: CliRunner, *args: str) -> tuple[int, str, str]:
+    result = runner.invoke(main, ["lint", *SELECT, *args])
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_unrendered_templates_are_noted_once_not_pm001(runner: CliRunner,
+                                                       tmp_path: Path) -> None:
+    write(tmp_path / "resources" / "prometheusrules.tmpl.yaml", GO_TEMPLATE)
+    write(tmp_path / "hack" / "template-patch" / "rbac.yaml", HELM_PATCH)
+    write(tmp_path / "k8s" / "cm.yaml", CONFIG_MAP)
+    assert run(runner, ".") == (0, "", (
+        "0 errors, 0 warnings, 0 info in 3 files (1 object, 3 rules)\n" + TWO_TEMPLATES))
+
+
+def test_a_syntax_error_away_from_any_placeholder_is_still_pm001(runner: CliRunner,
+                                                                 tmp_path: Path) -> None:
+    write(tmp_path / "broken.yaml", 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x\n'
+                                    'data: {a: "{{ .Values.a }}"}\n')
+    write(tmp_path / "one.tmpl.yaml", GO_TEMPLATE)
+    code, out, err = run(runner, ".")
+    assert (code, out.split(" error ")[0]) == (1, "./broken.yaml:4:5:")
+    assert err == (
+        "1 error, 0 warnings, 0 info in 2 files (0 objects, 3 rules)\n"
+        + TEMPLATES.format("1 file"))
+
+
+def test_a_run_of_templates_only_checked_nothing_and_says_why(runner: CliRunner,
+                                                              tmp_path: Path) -> None:
+    write(tmp_path / "a.yaml", GO_TEMPLATE)
+    write(tmp_path / "b.yaml", HELM_PATCH)
+    assert run(runner, "a.yaml", "b.yaml") == (2, "", (
+        "pmanifest: no Kubernetes object found in a.yaml, b.yaml (2 files read, all unrendered "
+        "templates: lint the rendered output)" + EMPTY_TAIL))
+    assert run(runner, "a.yaml", "b.yaml", "--allow-empty") == (0, "", (
+        "0 errors, 0 warnings, 0 info in 2 files (0 objects, 3 rules)\n" + TWO_TEMPLATES))
