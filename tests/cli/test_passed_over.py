@@ -85,3 +85,94 @@ def test_a_run_of_templates_only_checked_nothing_and_says_why(runner: CliRunner,
         "templates: lint the rendered output)" + EMPTY_TAIL))
     assert run(runner, "a.yaml", "b.yaml", "--allow-empty") == (0, "", (
         "0 errors, 0 warnings, 0 info in 2 files (0 objects, 3 rules)\n" + TWO_TEMPLATES))
+
+
+# --- test assertions: chainsaw and kuttl ------------------------------------------------------
+
+CHAINSAW_TEST = """\
+apiVersion: chainsaw.kyverno.io/v1alpha1
+kind: Test
+metadata: {name: smoke}
+spec:
+  steps:
+  - try:
+    - apply: {file: 00-install.yaml}
+    - assert: {file: 00-assert-*.yaml}
+    catch:
+    - error: {file: 00-gone.yaml}
+"""
+# an assertion tree: a JMESPath key, a status, no selector nor containers
+ASSERT_DAEMONSET = """\
+apiVersion: apps/v1
+kind: DaemonSet
+metadata:
+  name: collector
+  (contains(keys(annotations), 'user-annotation')): true
+spec:
+  template:
+    metadata:
+      annotations: {user-annotation: existing}
+status:
+  (desiredNumberScheduled == numberReady): true
+"""
+PLAIN_ASSERT = ("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: app}\n"
+                "spec: {replicas: 2}\nstatus: {readyReplicas: 2}\n")
+# applied as is: no selector, so PM002 (the positive)
+INSTALL = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: app}
+spec:
+  template:
+    metadata: {labels: {app: a}}
+    spec:
+      containers: [{name: a, image: nginx}]
+"""
+ASSERTIONS = ("pmanifest: {} skipped: patterns a test harness (chainsaw, kuttl) matches "
+              "against live objects, not objects to apply\n")
+INSTALL_FINDING = ("e2e/smoke/00-install.yaml:4:1: error PM002[schema-invalid] spec is missing "
+                   "'selector'; add it\n")
+
+
+def test_chainsaw_assert_and_error_files_are_patterns_its_apply_file_is_linted(
+        runner: CliRunner, tmp_path: Path) -> None:
+    smoke = tmp_path / "e2e" / "smoke"
+    write(smoke / "chainsaw-test.yaml", CHAINSAW_TEST)
+    write(smoke / "00-install.yaml", INSTALL)
+    write(smoke / "00-assert-daemonset.yaml", ASSERT_DAEMONSET)
+    write(smoke / "00-assert-deployment.yaml", PLAIN_ASSERT)
+    write(smoke / "00-gone.yaml", PLAIN_ASSERT)
+    write(smoke / "01-assert.yaml", PLAIN_ASSERT)  # named by no step of the test: linted
+    code, out, err = run(runner, "e2e")
+    assert (code, out) == (1, INSTALL_FINDING + out.split(INSTALL_FINDING)[1])
+    assert out.split(INSTALL_FINDING)[1].startswith("e2e/smoke/01-assert.yaml:4:1: error PM002")
+    assert err.endswith(ASSERTIONS.format("3 test assertions"))
+
+
+def test_kuttl_convention_under_a_test_suite(runner: CliRunner, tmp_path: Path) -> None:
+    write(tmp_path / "kuttl-test.yaml", "apiVersion: kuttl.dev/v1beta1\nkind: TestSuite\n"
+                                        "testDirs: [./e2e]\n")
+    write(tmp_path / "e2e" / "t" / "00-install.yaml", INSTALL)
+    write(tmp_path / "e2e" / "t" / "00-assert.yaml", PLAIN_ASSERT)
+    write(tmp_path / "e2e" / "t" / "01-errors.yaml", PLAIN_ASSERT)
+    code, out, err = run(runner, "e2e")
+    assert (code, out) == (1, INSTALL_FINDING.replace("e2e/smoke", "e2e/t"))
+    assert err.endswith(ASSERTIONS.format("2 test assertions"))
+
+
+def test_the_convention_alone_without_a_harness_is_linted(runner: CliRunner,
+                                                          tmp_path: Path) -> None:
+    write(tmp_path / "e2e" / "t" / "00-assert.yaml", PLAIN_ASSERT)
+    code, out, err = run(runner, "e2e")
+    assert (code, out.split(" error ")[0]) == (1, "e2e/t/00-assert.yaml:4:1:")
+    assert "test assertion" not in err
+
+
+def test_a_jmespath_key_makes_a_pattern_anywhere_a_kyverno_anchor_does_not(
+        runner: CliRunner, tmp_path: Path) -> None:
+    write(tmp_path / "a.yaml", ASSERT_DAEMONSET)
+    write(tmp_path / "b.yaml", PLAIN_ASSERT.replace("metadata: {name: app}",
+                                                    "metadata: {name: app, (name): app}"))
+    code, out, err = run(runner, "a.yaml", "b.yaml")
+    assert (code, out.split(" error ")[0]) == (1, "b.yaml:3:23:")
+    assert err.endswith(ASSERTIONS.format("1 test assertion"))

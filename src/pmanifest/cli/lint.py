@@ -29,6 +29,7 @@ from pmanifest.lint.once import once_per_run
 from pmanifest.lint.parallel import Linted, default_jobs, lint_inputs
 from pmanifest.lint.progress import Progress
 from pmanifest.lint.sources import Exclude, FileRef, Problem, Source, check_paths, iter_inputs
+from pmanifest.lint.testharness import mark_assertions
 from pmanifest.reporters import Summary, reporter
 from pmanifest.reporters.text_format import summary_line
 from pmanifest.rules import registry
@@ -236,8 +237,9 @@ def collect(request: LintRequest, config: Config) -> Collected:
                   *(adopted.targets() if adopted else [])], run.read)
     exclude = Exclude(config.exclude, config.base_dir, request.force_exclude, request.exclude)
     keep = options.cluster is not None or request.fix is not None  # stdin, to read it again
-    inputs = mark_patches(list(_kept(iter_inputs(request.paths, request.stdin_filename,
-                                                 exclude, request.gitignore), run, keep)))
+    found = _kept(iter_inputs(request.paths, request.stdin_filename, exclude, request.gitignore),
+                  run, keep)
+    inputs = mark_assertions(mark_patches(list(found)))
     options = informed(options, inputs)  # the profile, with what the input tells
     _lint_inputs(inputs, options, request, run)
     run.findings = once_per_run(run.findings)

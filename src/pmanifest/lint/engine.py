@@ -8,9 +8,8 @@ batch after its rules ran, so a document with many findings is parsed again once
 finding. Suppressions (annotations, inline comments) are applied here so no rule knows them;
 one that suppresses nothing is reported (PM005). Patch fragments are not linted (PM007), nor
 YAML that is no object (no apiVersion and kind: another tool's, whatever tags it uses; counted).
-A file that is an unrendered template (a document broke where a ``{{ }}`` placeholder stands
-in plain YAML: Helm, Go templates, wherever the file sits) is not linted at all but counted
-(``FileResult.passed``), and the run says so once.
+Nor are unrendered templates (a ``{{ }}`` broke the YAML) and test assertions (see
+:mod:`.testharness`): counted (``FileResult.passed``), the run says so once.
 """
 
 from __future__ import annotations
@@ -43,7 +42,8 @@ from pmanifest.lint.suppress import (
     suppressing_line,
     unused_comments,
 )
-from pmanifest.loader.documents import Broken, YamlProblem, decode, load_documents
+from pmanifest.lint.testharness import is_pattern
+from pmanifest.loader.documents import Broken, Loaded, YamlProblem, decode, load_documents
 from pmanifest.loader.positions import Pos, dotted
 from pmanifest.rules import Context, Hit, ObjectContext, Rule, registry
 from pmanifest.schema.kubernetes import DEFAULT_KUBERNETES_VERSION
@@ -58,8 +58,8 @@ FRAGMENT_RULE = "PM007"  # a patch fragment, not linted
 # a file that does not parse is never silently passed, nor a patch fragment silently skipped
 # (also with --select)
 ALWAYS = ("PM001", FRAGMENT_RULE)
-# what a file may hold that is passed over, not linted (counted in FileResult.passed)
-TEMPLATE = "template"  # the file is an unrendered template: nothing in it is linted
+TEMPLATE = "template"  # passed over (FileResult.passed): a file that is an unrendered template
+ASSERTION = "assertion"  # ... and an object that is a test harness's pattern, not applied
 
 
 class LintOptions(NamedTuple):
@@ -130,15 +130,18 @@ class _Collected:
     skipped: int = 0  # objects of kinds pmanifest cannot read
     fragments: int = 0
     foreign: int = 0  # documents without apiVersion and kind: another tool's YAML
+    assertions: int = 0  # objects that are test assertions, not linted
     used: set[tuple[int, str]] = field(default_factory=set)  # (comment line, rule) it hid
     broken: bool = False  # a document did not parse (its comments suppressed nothing)
 
 
 def lint_file(raw: bytes, file: str, options: LintOptions, patch_of: str | None = None,
-              selector_labels: tuple[tuple[str, str], ...] = ()) -> FileResult:
+              selector_labels: tuple[tuple[str, str], ...] = (),
+              assertion: bool = False) -> FileResult:
     """Findings and counts for one file; ``patch_of``: the kustomization that names the file
     as a patch (then every object in it is a fragment, see :mod:`pmanifest.lint.fragments`);
-    ``selector_labels``: what a kustomization adds to its objects' selectors."""
+    ``selector_labels``: what a kustomization adds to its objects' selectors; ``assertion``:
+    a test harness reads the file's objects as patterns."""
     try:
         text = decode(raw)
     except YamlProblem as problem:
@@ -151,24 +154,34 @@ def lint_file(raw: bytes, file: str, options: LintOptions, patch_of: str | None 
     items = list(load_documents(text, foreign_tags=True))  # (positions: built when needed)
     if any(isinstance(item, Broken) and item.problem.templated for item in items):
         return FileResult([], 0, passed=((TEMPLATE, 1),))  # the rendered output is the input
-    for item in items:
-        if isinstance(item, Broken):
-            out.broken = True
-            out.findings.extend(_syntax_findings(file, item.problem, options))
-            continue
-        doc = Document(file, item.number, item.data, item.positions, lines)
-        if not doc.is_kubernetes:  # CloudFormation, CI, configuration, whatever its tags:
-            out.foreign += 1  # not linted (counted, and the run says so)
-        elif item.tag_problem is not None:  # a Kubernetes object: kubectl refuses the tag
-            out.broken = True
-            out.findings.extend(_syntax_findings(file, item.tag_problem, options))
-        else:
-            _lint_document(doc, rules, options, out, patch_of, item.dollar)
+    for item in items:  # ("(": a JMESPath key needs one)
+        _lint_item(item, file, lines, rules, options, out, patch_of, assertion, "(" in text)
     if SUPPRESSION_MARK in text and options.enabled(SUPPRESSION_RULE):
         out.findings.extend(_comment_findings(file, lines, options, _checked(rules, out),
                                               out.used, out.findings))
     return FileResult(sorted(out.findings, key=Finding.sort_key), out.objects, tuple(out.labels),
-                      tuple(out.demands), out.skipped, out.fragments, out.foreign)
+                      tuple(out.demands), out.skipped, out.fragments, out.foreign,
+                      ((ASSERTION, out.assertions),) if out.assertions else ())
+
+
+def _lint_item(item: Loaded | Broken, file: str, lines: tuple[str, ...], rules: list[Rule],
+               options: LintOptions, out: _Collected, patch_of: str | None,
+               assertion: bool, patterns: bool) -> None:
+    """Lint a document, unless it is another tool's YAML or a test's pattern (counted)."""
+    if isinstance(item, Broken):
+        out.broken = True
+        out.findings.extend(_syntax_findings(file, item.problem, options))
+        return
+    doc = Document(file, item.number, item.data, item.positions, lines)
+    if not doc.is_kubernetes:  # CloudFormation, CI, configuration, whatever its tags:
+        out.foreign += 1  # not linted (counted, and the run says so)
+    elif item.tag_problem is not None:  # a Kubernetes object: kubectl refuses the tag
+        out.broken = True
+        out.findings.extend(_syntax_findings(file, item.tag_problem, options))
+    elif assertion or (patterns and is_pattern(doc.data)):
+        out.assertions += 1
+    else:
+        _lint_document(doc, rules, options, out, patch_of, item.dollar)
 
 
 def _lint_document(doc: Document, rules: list[Rule], options: LintOptions,
@@ -225,7 +238,7 @@ def _checked(rules: list[Rule], out: _Collected) -> frozenset[str]:
     """The rules whose every finding in the file was looked for, so that a comment naming one
     of them that suppressed nothing is on the wrong line: none when a document did not parse
     or held a patch fragment (neither is linted)."""
-    if out.broken or out.fragments:
+    if out.broken or out.fragments or out.assertions:
         return frozenset()
     return frozenset({*(r.meta.id for r in rules), SUPPRESSION_RULE})
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from pmanifest.lint.engine import TEMPLATE
+from pmanifest.lint.engine import ASSERTION, TEMPLATE
 
 SHOWN = 3  # named paths spelled out in the message; the rest are counted
 
@@ -66,4 +66,8 @@ def passed_notes(passed: Mapping[str, int]) -> list[str]:
         notes.append(f"pmanifest: {_plural(n, 'file')} skipped: unrendered templates ({{{{ }}}} "
                      "placeholders where the YAML breaks); lint the rendered output (helm "
                      "template, envsubst, ...)")
+    if passed.get(ASSERTION):
+        notes.append(f"pmanifest: {_plural(passed[ASSERTION], 'test assertion')} skipped: "
+                     "patterns a test harness (chainsaw, kuttl) matches against live objects, "
+                     "not objects to apply")
     return notes

@@ -146,7 +146,7 @@ def _kustomizations(paths: Iterable[str]) -> list[str]:
         start = _real_directory(path, real_dirs)
         if start in seen_dirs:
             continue  # a file beside one looked at already (no upward search, no stat)
-        for directory in _search_dirs(start, cwd):
+        for directory in search_dirs(start, cwd):
             if directory in seen_dirs:
                 break  # this directory and everything above it were looked at already
             seen_dirs.add(directory)
@@ -175,7 +175,7 @@ def _shown(path: str, cwd: str) -> str:
     return path if relative.startswith(os.pardir) else relative
 
 
-def _search_dirs(directory: str, cwd: str) -> list[str]:
+def search_dirs(directory: str, cwd: str) -> list[str]:
     """``directory`` and its parents up to the current directory or a repository root; only
     ``directory`` itself when neither is above it."""
     found = []

@@ -68,7 +68,8 @@ def _lint_one(item: FileRef | Source | Problem, options: LintOptions) -> Linted 
         return source
     patch_of = item.patch_of if isinstance(item, FileRef) else None
     labels = item.selector_labels if isinstance(item, FileRef) else ()
-    result = lint_file(source.raw, source.name, options, patch_of, labels)
+    assertion = isinstance(item, FileRef) and item.assertion is not None
+    result = lint_file(source.raw, source.name, options, patch_of, labels, assertion)
     return Linted(source.name, result, source.identity)
 
 

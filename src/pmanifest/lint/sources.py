@@ -67,6 +67,7 @@ class FileRef(NamedTuple):
     patch_of: str | None = None  # the kustomization that names this file as a patch
     # the labels a kustomization adds to the selectors of this resource file's objects
     selector_labels: tuple[tuple[str, str], ...] = ()
+    assertion: str | None = None  # the test harness file that reads it as an assertion
 
     def read(self) -> Source | Problem:
         found = _read(self.path)
