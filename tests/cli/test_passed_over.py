@@ -37,6 +37,9 @@ CONFIG_MAP = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata:
 TEMPLATES = ("pmanifest: {} skipped: unrendered templates ({{{{ }}}} placeholders where the YAML "
              "breaks); lint the rendered output (helm template, envsubst, ...)\n")
 TWO_TEMPLATES = TEMPLATES.format("2 files")
+PLACEHOLDERS = ("pmanifest: {} with unrendered placeholders (a value that is wholly ${{NAME}} "
+                "or $NAME): such values are not type-checked; lint the rendered output for "
+                "that\n")
 
 
 @pytest.fixture
@@ -176,3 +179,40 @@ def test_a_jmespath_key_makes_a_pattern_anywhere_a_kyverno_anchor_does_not(
     code, out, err = run(runner, "a.yaml", "b.yaml")
     assert (code, out.split(" error ")[0]) == (1, "b.yaml:3:23:")
     assert err.endswith(ASSERTIONS.format("1 test assertion"))
+
+
+# --- unrendered placeholders ----------------------------------------------------------------
+
+ENVSUBST_SERVICE = """\
+apiVersion: v1
+kind: Service
+metadata: {name: "${APP_NAME}"}
+spec:
+  ports:
+  - name: http
+    port: ${PORT_EXTERNAL}
+    targetPort: http
+"""
+
+
+def test_a_file_with_placeholders_is_linted_and_said_once(runner: CliRunner,
+                                                          tmp_path: Path) -> None:
+    write(tmp_path / "template" / "030-service.yaml", ENVSUBST_SERVICE)
+    write(tmp_path / "template" / "031-service.yaml", ENVSUBST_SERVICE.replace(
+        "${PORT_EXTERNAL}", '"eighty"').replace("targetPort: http", "targetPort: ${PORT}"))
+    write(tmp_path / "k8s" / "cm.yaml", CONFIG_MAP)
+    code, out, err = run(runner, ".")
+    assert (code, out.split(" error ")[0]) == (1, "./template/031-service.yaml:7:5:")
+    assert out.count("\n") == 1
+    assert err == ("1 error, 0 warnings, 0 info in 3 files (3 objects, 3 rules)\n"
+                   + PLACEHOLDERS.format("2 files"))
+
+
+def test_a_placeholder_that_breaks_a_flow_collection_makes_a_template(
+        runner: CliRunner, tmp_path: Path) -> None:
+    write(tmp_path / "svc.yaml", ENVSUBST_SERVICE.replace(
+        "  - name: http\n    port: ${PORT_EXTERNAL}\n    targetPort: http\n",
+        "  - {name: http, port: ${PORT_EXTERNAL}, targetPort: http}\n"))
+    write(tmp_path / "cm.yaml", CONFIG_MAP)
+    assert run(runner, ".") == (0, "", "0 errors, 0 warnings, 0 info in 2 files (1 object, "
+                                       "3 rules)\n" + TEMPLATES.format("1 file"))

@@ -21,12 +21,13 @@ from pmanifest.io.reading import Identity
 from pmanifest.io.writing import STDOUT, Target, identity, plan_outputs, write_targets
 from pmanifest.kube.document import Finding
 from pmanifest.lint.config import Config, config_from, resolve_profile, resolve_rule
-from pmanifest.lint.engine import SEVERITY_RANK, TEMPLATE, LintOptions
-from pmanifest.lint.gate import empty_run, foreign_note, passed_notes
+from pmanifest.lint.engine import SEVERITY_RANK, LintOptions
+from pmanifest.lint.gate import empty_run, foreign_note
 from pmanifest.lint.inputscan import scan_inputs
 from pmanifest.lint.kustomize import is_kustomization, mark_patches
 from pmanifest.lint.once import once_per_run
 from pmanifest.lint.parallel import Linted, default_jobs, lint_inputs
+from pmanifest.lint.passover import TEMPLATE, passed_notes
 from pmanifest.lint.progress import Progress
 from pmanifest.lint.sources import Exclude, FileRef, Problem, Source, check_paths, iter_inputs
 from pmanifest.lint.testharness import mark_assertions

@@ -33,6 +33,7 @@ from pmanifest.kube.workloads import (
     workloads_of,
 )
 from pmanifest.lint.fragments import fragment
+from pmanifest.lint.passover import TEMPLATE_FILE, passed_over
 from pmanifest.lint.suppress import (
     SUPPRESSION_MARK,
     Metas,
@@ -58,8 +59,6 @@ FRAGMENT_RULE = "PM007"  # a patch fragment, not linted
 # a file that does not parse is never silently passed, nor a patch fragment silently skipped
 # (also with --select)
 ALWAYS = ("PM001", FRAGMENT_RULE)
-TEMPLATE = "template"  # passed over (FileResult.passed): a file that is an unrendered template
-ASSERTION = "assertion"  # ... and an object that is a test harness's pattern, not applied
 
 
 class LintOptions(NamedTuple):
@@ -99,7 +98,7 @@ class FileResult(NamedTuple):
     skipped: int = 0  # objects of kinds pmanifest cannot read (PM004), reported or not
     fragments: int = 0  # patch fragments seen and not linted (PM007)
     foreign: int = 0  # YAML documents that are no Kubernetes object (no apiVersion and kind)
-    passed: tuple[tuple[str, int], ...] = ()  # (TEMPLATE..., how many) passed over, not linted
+    passed: tuple[tuple[str, int], ...] = ()  # what was passed over, how many (lint.passover)
 
 
 def lint_bytes(raw: bytes, file: str, options: LintOptions) -> list[Finding]:
@@ -153,7 +152,7 @@ def lint_file(raw: bytes, file: str, options: LintOptions, patch_of: str | None 
     out = _Collected()
     items = list(load_documents(text, foreign_tags=True))  # (positions: built when needed)
     if any(isinstance(item, Broken) and item.problem.templated for item in items):
-        return FileResult([], 0, passed=((TEMPLATE, 1),))  # the rendered output is the input
+        return FileResult([], 0, passed=TEMPLATE_FILE)  # the rendered output is the input
     for item in items:  # ("(": a JMESPath key needs one)
         _lint_item(item, file, lines, rules, options, out, patch_of, assertion, "(" in text)
     if SUPPRESSION_MARK in text and options.enabled(SUPPRESSION_RULE):
@@ -161,7 +160,7 @@ def lint_file(raw: bytes, file: str, options: LintOptions, patch_of: str | None 
                                               out.used, out.findings))
     return FileResult(sorted(out.findings, key=Finding.sort_key), out.objects, tuple(out.labels),
                       tuple(out.demands), out.skipped, out.fragments, out.foreign,
-                      ((ASSERTION, out.assertions),) if out.assertions else ())
+                      passed_over(text, out.assertions))
 
 
 def _lint_item(item: Loaded | Broken, file: str, lines: tuple[str, ...], rules: list[Rule],

@@ -8,10 +8,6 @@ nothing. The message names what was read and why nothing in it counted.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
-from pmanifest.lint.engine import ASSERTION, TEMPLATE
-
 SHOWN = 3  # named paths spelled out in the message; the rest are counted
 
 
@@ -57,17 +53,3 @@ def foreign_note(documents: int, files: int) -> str:
     return (f"pmanifest: {_plural(documents, 'YAML document')} in {where} skipped: not "
             "Kubernetes objects (no apiVersion and kind)")
 
-
-def passed_notes(passed: Mapping[str, int]) -> list[str]:
-    """The lines after the summary that say what the run passed over without linting it."""
-    notes = []
-    if passed.get(TEMPLATE):
-        n = passed[TEMPLATE]
-        notes.append(f"pmanifest: {_plural(n, 'file')} skipped: unrendered templates ({{{{ }}}} "
-                     "placeholders where the YAML breaks); lint the rendered output (helm "
-                     "template, envsubst, ...)")
-    if passed.get(ASSERTION):
-        notes.append(f"pmanifest: {_plural(passed[ASSERTION], 'test assertion')} skipped: "
-                     "patterns a test harness (chainsaw, kuttl) matches against live objects, "
-                     "not objects to apply")
-    return notes

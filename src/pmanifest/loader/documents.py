@@ -144,21 +144,23 @@ def _problem(exc: YamlProblem | yaml.YAMLError, chunk: str, first_line: int,
     return _hinted(problem, chunk, first_line)
 
 
-# What plain YAML holds outside quoted scalars and comments, for the Helm hint: a quote opens a
-# scalar at the start of a line or after a space or flow indicator; `#` after a space comments.
+# What plain YAML holds outside quoted scalars and comments, for the template test: a quote
+# opens a scalar at the start of a line or after a space or flow indicator; `#` after a space
+# comments; a placeholder is `{{` (Helm, Go templates) or `${` (envsubst, in a flow collection)
 _PLAIN_SCAN = re.compile(r"""(?:(?<=[\s\[{,:])|^)(?:"(?:[^"\\]|\\.)*"?|'(?:[^']|'')*'?)"""
-                         r"|(?:(?<=\s)|^)#.*|\{\{")
+                         r"|(?:(?<=\s)|^)#.*|\{\{|\$\{")
+_PLACEHOLDERS = ("{{", "${")
 
 
 def _hinted(problem: YamlProblem, chunk: str, first_line: int) -> YamlProblem:
-    """Mark the problem as templated when a ``{{`` stands in plain YAML where it is: on its
-    line, the next (libyaml often stops at the key before a template line) or the one before
-    (a template action on a line of its own breaks the structure after it), not inside a
-    quoted value or a comment."""
-    if "{{" in chunk:
+    """Mark the problem as templated when a placeholder stands in plain YAML where it is: on
+    its line, the next (libyaml often stops at the key before a template line) or the one
+    before (a template action on a line of its own breaks the structure after it), not inside
+    a quoted value or a comment."""
+    if "{{" in chunk or "${" in chunk:
         k = problem.line - first_line - 1
         lines = chunk.split("\n")[max(k - 1, 0):k + 2]
-        problem.templated = any(m.group() == "{{" for text in lines
+        problem.templated = any(m.group() in _PLACEHOLDERS for text in lines
                                 for m in _PLAIN_SCAN.finditer(text))
     return problem
 
