@@ -216,3 +216,49 @@ def test_a_placeholder_that_breaks_a_flow_collection_makes_a_template(
     write(tmp_path / "cm.yaml", CONFIG_MAP)
     assert run(runner, ".") == (0, "", "0 errors, 0 warnings, 0 info in 2 files (1 object, "
                                        "3 rules)\n" + TEMPLATES.format("1 file"))
+
+
+CHANGE_TEST = """\
+apiVersion: chainsaw.kyverno.io/v1alpha1
+kind: Test
+metadata: {name: change}
+spec:
+  steps:
+  - try:
+    - apply: {file: 00-install.yaml}
+    - assert: {file: 00-assert.yaml}
+  - try:
+    - apply: {file: 01-annotate.yaml}
+    - apply: {file: 01-again.yaml}
+    - patch: {file: 01-patch.yaml}
+"""
+# the operator makes DaemonSet collector; the assertion finds it by its labels
+OPERATOR_MADE = ("apiVersion: apps/v1\nkind: DaemonSet\nmetadata:\n  labels: {app: collector}\n"
+                 "status: {numberReady: 1}\n")
+ANNOTATE = ("apiVersion: apps/v1\nkind: DaemonSet\nmetadata:\n  name: collector\n"
+            "  annotations: {manual: 'true'}\nspec:\n  template:\n    metadata:\n"
+            "      annotations: {manual: 'true'}\n")
+
+
+def test_a_chainsaw_apply_that_changes_what_an_operator_made_is_a_fragment(
+        runner: CliRunner, tmp_path: Path) -> None:
+    change = tmp_path / "e2e" / "change"
+    write(change / "chainsaw-test.yaml", CHANGE_TEST)
+    write(change / "00-install.yaml", INSTALL)  # makes Deployment app: linted (PM002)
+    write(change / "00-assert.yaml", OPERATOR_MADE + "---\n" + PLAIN_ASSERT)
+    write(change / "01-annotate.yaml", ANNOTATE)  # changes the operator's DaemonSet: a fragment
+    write(change / "01-again.yaml", INSTALL)  # the test made app itself: linted again
+    write(change / "01-patch.yaml", INSTALL)  # a patch operation: a fragment
+    code, out, _ = run(runner, "e2e", "--select", "PM007")
+    change = ("is a change e2e/change/chainsaw-test.yaml makes to an object that exists (a patch "
+              "operation, or an object an assertion found and the test did not make): a "
+              "fragment of an object, not linted on its own\n")
+    assert (code, out) == (1, (
+        "e2e/change/00-install.yaml:4:1: error PM002[schema-invalid] spec is missing "
+        "'selector'; add it\n"
+        "e2e/change/01-again.yaml:4:1: error PM002[schema-invalid] spec is missing "
+        "'selector'; add it\n"
+        "e2e/change/01-annotate.yaml:1:1: info PM007[patch-fragment-skipped] DaemonSet "
+        "'collector' " + change +
+        "e2e/change/01-patch.yaml:1:1: info PM007[patch-fragment-skipped] Deployment 'app' "
+        + change))

@@ -160,7 +160,7 @@ def lint_file(raw: bytes, file: str, options: LintOptions, patch_of: str | None 
                                               out.used, out.findings))
     return FileResult(sorted(out.findings, key=Finding.sort_key), out.objects, tuple(out.labels),
                       tuple(out.demands), out.skipped, out.fragments, out.foreign,
-                      passed_over(text, out.assertions))
+                      passed_over(text, items, out.assertions))
 
 
 def _lint_item(item: Loaded | Broken, file: str, lines: tuple[str, ...], rules: list[Rule],

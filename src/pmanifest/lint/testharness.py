@@ -9,7 +9,9 @@ they report missing fields that were never meant to be there. A file is an asser
 
 - a chainsaw test in its directory (``chainsaw-test.yaml`` or ``.yml``) names it, as a path or
   a glob, in an ``assert`` or ``error`` operation of a step (``try``, ``catch``, ``finally``,
-  ``cleanup``); every other file of that directory is linted;
+  ``cleanup``); every other file of that directory is linted, but one its ``patch`` operation
+  names, or one it applies whose every object an earlier assertion found and nothing the test
+  applied before made (it changes what an operator made), is a patch fragment (PM007);
 - or, in a directory without a chainsaw test, its name follows the step convention kuttl and
   chainsaw share (``NN-assert*.yaml``, ``NN-error*.yaml``) and a test suite's configuration
   (``kuttl-test.yaml``, ``.chainsaw.yaml``) stands in its directory or above it (up to the
@@ -25,7 +27,7 @@ import fnmatch
 import os
 import re
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 from pmanifest.lint.kustomize import search_dirs
 from pmanifest.lint.sources import FileRef, Problem, Source
@@ -35,6 +37,7 @@ CHAINSAW_TESTS = ("chainsaw-test.yaml", "chainsaw-test.yml")
 SUITES = ("kuttl-test.yaml", "kuttl-test.yml", ".chainsaw.yaml", ".chainsaw.yml")
 CONVENTION = re.compile(r"^\d+-(?:assert|errors?)(?:[-_.][^/]*)?\.ya?ml$")
 ASSERTING = ("assert", "error")  # the chainsaw operations whose files are patterns
+APPLYING = ("apply", "create", "update", "patch")  # ... and those that send objects
 BLOCKS = ("try", "catch", "finally", "cleanup")
 # a key that is a JMESPath expression: parenthesised (after chainsaw's `~` iteration marker)
 # and more than a field name (Kyverno's anchors, `(name)`, are field names)
@@ -43,34 +46,45 @@ _FIELD = re.compile(r"^[A-Za-z_][\w.-]*$")
 
 
 def mark_assertions(items: list[FileRef | Source | Problem]) -> list[FileRef | Source | Problem]:
-    """The inputs, with ``assertion`` set on every file a test harness reads as one."""
+    """The inputs, with ``assertion`` set on every file a test harness reads as one, and
+    ``patch_of`` on every file a chainsaw test patches live objects with."""
     finder = _Finder()
-    return [item._replace(assertion=harness)
-            if isinstance(item, FileRef) and (harness := finder.harness(item.path)) else item
-            for item in items]
+    out: list[FileRef | Source | Problem] = []
+    for item in items:
+        if isinstance(item, FileRef) and item.patch_of is None:
+            harness = finder.harness(item.path)
+            if harness is not None and harness[1] == "assertion":
+                item = item._replace(assertion=harness[0])
+            elif harness is not None:
+                item = item._replace(patch_of=harness[0])
+        out.append(item)
+    return out
 
 
 class _Finder:
     """What decides whether a file is an assertion, looked up once per directory."""
 
     def __init__(self) -> None:
-        self.tests: dict[str, tuple[str, list[str]] | None] = {}  # dir -> (test, patterns)
+        self.tests: dict[str, _Test | None] = {}
         self.suites: dict[str, str | None] = {}  # dir -> the suite file at or above it
         self.cwd = os.path.realpath(os.curdir)
 
-    def harness(self, path: str) -> str | None:
-        """The harness file that reads ``path`` as an assertion, or None."""
+    def harness(self, path: str) -> tuple[str, str] | None:
+        """(the harness file, "assertion") when it reads ``path`` as an assertion, (the test,
+        "patch_of") when a chainsaw test patches live objects with it, else None."""
         directory = os.path.realpath(os.path.dirname(path) or os.curdir)
         if directory not in self.tests:
             self.tests[directory] = _chainsaw_test(directory)
         test = self.tests[directory]
         if test is not None:
-            shown, patterns = test
             real = os.path.join(directory, os.path.basename(path))
-            return shown if any(fnmatch.fnmatch(real, p) for p in patterns) else None
+            if any(fnmatch.fnmatch(real, p) for p in test.asserted):
+                return test.path, "assertion"
+            return (test.path, "patch_of") if real in test.patches else None
         if CONVENTION.match(os.path.basename(path)) is None:
             return None
-        return self.suite(directory)
+        suite = self.suite(directory)
+        return None if suite is None else (suite, "assertion")
 
     def suite(self, directory: str) -> str | None:
         if directory not in self.suites:
@@ -84,20 +98,47 @@ class _Finder:
         return self.suites[directory]
 
 
-def _chainsaw_test(directory: str) -> tuple[str, list[str]] | None:
-    """The chainsaw test of a (real) directory and the patterns of the files of its assert and
-    error operations (real paths), or None when it has none that can be read."""
+class _Test(NamedTuple):
+    """A chainsaw test: its file, the patterns of the files it asserts with (real paths), and
+    the files it patches live objects with."""
+
+    path: str
+    asserted: list[str]
+    patches: set[str]
+
+
+def _chainsaw_test(directory: str) -> _Test | None:
+    """The chainsaw test of a (real) directory, or None when it has none that can be read."""
     for name in CHAINSAW_TESTS:
         path = os.path.join(directory, name)
         if os.path.isfile(path):
             text = _text(path)
-            if text is None:
-                return None
-            return path, [os.path.normpath(os.path.join(directory, p)) for p in _asserted(text)]
+            return None if text is None else _read_test(_shown(path), directory, text)
     return None
 
 
-def _asserted(text: str) -> Iterator[str]:
+def _read_test(path: str, directory: str, text: str) -> _Test:
+    """Walk the test's operations in order: what its assertions found exists; a file applied
+    to objects that exist and that the test did not make patches them."""
+    test = _Test(path, [], set())
+    found: set[tuple[str, str]] = set()  # (kind, name) an assertion found
+    made: set[tuple[str, str]] = set()  # (kind, name) the test applied or created
+    for operation, file in _operations(text):
+        real = os.path.normpath(os.path.join(directory, file))
+        if operation in ASSERTING:
+            test.asserted.append(real)
+            found |= _objects(real)
+        elif operation in APPLYING:
+            objects = _objects(real)
+            exists = all((kind, name) in found or (kind, "") in found for kind, name in objects)
+            if operation == "patch" or (objects and exists and not objects & made):
+                test.patches.add(real)
+            made |= objects
+    return test
+
+
+def _operations(text: str) -> Iterator[tuple[str, str]]:
+    """(operation, file) of every operation of the test's steps that names a file, in order."""
     for item in load_documents(text):
         spec = item.data.get("spec") if isinstance(item, Loaded) and isinstance(
             item.data, dict) else None
@@ -106,15 +147,30 @@ def _asserted(text: str) -> Iterator[str]:
             for block in BLOCKS:
                 operations = step.get(block) if isinstance(step, dict) else None
                 for operation in operations if isinstance(operations, list) else []:
-                    yield from _operation_files(operation)
+                    yield from _named_files(operation)
 
 
-def _operation_files(operation: Any) -> Iterator[str]:
-    for key in ASSERTING:
+def _named_files(operation: Any) -> Iterator[tuple[str, str]]:
+    for key in (*ASSERTING, *APPLYING):
         body = operation.get(key) if isinstance(operation, dict) else None
         file = body.get("file") if isinstance(body, dict) else None
         if isinstance(file, str) and file:
-            yield file
+            yield key, file
+
+
+def _objects(path: str) -> set[tuple[str, str]]:
+    """(kind, name) of the objects of a file named by a test, the name empty where it gives
+    none (an assertion by labels: any object of the kind); none when it is a glob or cannot
+    be read."""
+    text = _text(path) if os.path.isfile(path) else None
+    out = set()
+    for item in load_documents(text) if text is not None else ():
+        data = item.data if isinstance(item, Loaded) else None
+        meta = data.get("metadata") if isinstance(data, dict) else None
+        name = meta.get("name") if isinstance(meta, dict) else None
+        if isinstance(data, dict):
+            out.add((str(data.get("kind")), name if isinstance(name, str) else ""))
+    return out
 
 
 def _text(path: str) -> str | None:
@@ -146,3 +202,9 @@ def is_pattern(data: Any) -> bool:
 def _is_expression(key: str) -> bool:
     match = _EXPRESSION.match(key)
     return match is not None and _FIELD.match(match.group(1).strip()) is None
+
+
+def _shown(path: str) -> str:
+    """A harness file as findings name files: relative to the current directory inside it."""
+    relative = os.path.relpath(path)
+    return path if relative.startswith(os.pardir) else relative

@@ -13,11 +13,10 @@ import re
 from typing import Any
 
 _NAME = r"[A-Za-z_]\w*"
-_BODY = rf"\$\{{{_NAME}(?:[:?=+-][^}}\n]*)?\}}|\${_NAME}"
+# ${NAME}, with a shell default or check (:-, -, :=, =, :?, ?, :+, +), or $NAME
+_BODY = rf"\$\{{{_NAME}(?::?[-=?+][^}}\n]*)?\}}|\${_NAME}"
 WHOLE = re.compile(rf"(?:{_BODY}|\{{\{{[^\n]*\}}\}})")
-# a value on a line of its own: after a key or a list dash, plain or quoted, then the line's end
-# (a quoted ``{{ }}`` is not looked for: Argo Workflows substitute theirs when they run)
-_IN_TEXT = re.compile(rf"""(?m)(?::|^[ \t]*-)[ \t]+(["']?)(?:{_BODY})\1[ \t]*(?:#.*)?$""")
+_SHELL = re.compile(_BODY)
 
 
 def is_placeholder(value: Any) -> bool:
@@ -25,6 +24,16 @@ def is_placeholder(value: Any) -> bool:
     return isinstance(value, str) and WHOLE.fullmatch(value.strip()) is not None
 
 
-def holds_placeholders(text: str) -> bool:
-    """Does a file's text hold a value that is wholly a shell-style placeholder?"""
-    return "$" in text and _IN_TEXT.search(text) is not None
+def holds_placeholders(data: Any) -> bool:
+    """Does a document hold a value that is wholly a shell-style placeholder (a quoted
+    ``{{ }}`` is not looked for: Argo Workflows substitute theirs when they run)?"""
+    stack = [data]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+        elif isinstance(node, str) and "$" in node and _SHELL.fullmatch(node.strip()):
+            return True
+    return False
