@@ -48,6 +48,7 @@ from pmanifest.loader.documents import Broken, Loaded, YamlProblem, decode, load
 from pmanifest.loader.positions import Pos, dotted
 from pmanifest.rules import Context, Hit, ObjectContext, Rule, registry
 from pmanifest.schema.kubernetes import DEFAULT_KUBERNETES_VERSION
+from pmanifest.schema.placeholders import holds_placeholders
 
 if TYPE_CHECKING:
     from pmanifest.cluster.demand import Demand
@@ -130,6 +131,7 @@ class _Collected:
     fragments: int = 0
     foreign: int = 0  # documents without apiVersion and kind: another tool's YAML
     assertions: int = 0  # objects that are test assertions, not linted
+    placeholders: bool = False  # a value is wholly an unrendered placeholder
     used: set[tuple[int, str]] = field(default_factory=set)  # (comment line, rule) it hid
     broken: bool = False  # a document did not parse (its comments suppressed nothing)
 
@@ -150,17 +152,18 @@ def lint_file(raw: bytes, file: str, options: LintOptions, patch_of: str | None 
     rules = [r for r in registry().values() if r.check is not None
              and r.applies in ("workload", "object") and options.enabled(r.meta.id)]
     out = _Collected()
-    items = list(load_documents(text, foreign_tags=True))  # (positions: built when needed)
-    if any(isinstance(item, Broken) and item.problem.templated for item in items):
-        return FileResult([], 0, passed=TEMPLATE_FILE)  # the rendered output is the input
-    for item in items:  # ("(": a JMESPath key needs one)
-        _lint_item(item, file, lines, rules, options, out, patch_of, assertion, "(" in text)
+    patterns, dollar = "(" in text, "$" in text  # (a JMESPath key, a placeholder needs one)
+    for item in load_documents(text, foreign_tags=True):  # one at a time: memory follows one
+        if isinstance(item, Broken) and item.problem.templated:  # the rendered output is the
+            return FileResult([], 0, passed=TEMPLATE_FILE)  # input: nothing here is linted
+        _lint_item(item, file, lines, rules, options, out, patch_of, assertion, patterns)
+        out.placeholders |= dollar and isinstance(item, Loaded) and holds_placeholders(item.data)
     if SUPPRESSION_MARK in text and options.enabled(SUPPRESSION_RULE):
         out.findings.extend(_comment_findings(file, lines, options, _checked(rules, out),
                                               out.used, out.findings))
     return FileResult(sorted(out.findings, key=Finding.sort_key), out.objects, tuple(out.labels),
                       tuple(out.demands), out.skipped, out.fragments, out.foreign,
-                      passed_over(text, items, out.assertions))
+                      passed_over(out.assertions, out.placeholders))
 
 
 def _lint_item(item: Loaded | Broken, file: str, lines: tuple[str, ...], rules: list[Rule],

@@ -10,22 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from pmanifest.loader.documents import Broken, Loaded
-from pmanifest.schema.placeholders import holds_placeholders
-
 TEMPLATE = "template"  # a file that is an unrendered template
 ASSERTION = "assertion"  # an object that is a test harness's pattern, not applied
 PLACEHOLDER = "placeholder"  # a file with values that are wholly a placeholder
 TEMPLATE_FILE = ((TEMPLATE, 1),)
 
 
-def passed_over(text: str, items: list[Loaded | Broken],
-                assertions: int) -> tuple[tuple[str, int], ...]:
+def passed_over(assertions: int, placeholders: bool) -> tuple[tuple[str, int], ...]:
     """What a file that was linted passed over: its assertions, its placeholders."""
     found = ((ASSERTION, assertions),) if assertions else ()
-    if "$" in text and any(isinstance(i, Loaded) and holds_placeholders(i.data) for i in items):
-        return (*found, (PLACEHOLDER, 1))
-    return found
+    return (*found, (PLACEHOLDER, 1)) if placeholders else found
 
 
 def _plural(n: int, word: str) -> str:
