@@ -398,6 +398,15 @@ def test_a_selector_a_kustomization_supplies_is_not_missing(runner: CliRunner,
                               f"plain/unlisted.yaml:4:1: {NO_SELECTOR}\n")
 
 
+def test_kustomizations_that_include_each_other_end(runner: CliRunner, tmp_path: Path) -> None:
+    """A cycle of bases (kustomize itself refuses it) is followed once per set of labels."""
+    write(tmp_path / "a" / "kustomization.yaml",
+          "resources: [../b, dashboard.yaml]\ncommonLabels: {x: '1'}\n")
+    write(tmp_path / "b" / "kustomization.yaml", "resources: [../a]\ncommonLabels: {y: '2'}\n")
+    write(tmp_path / "a" / "dashboard.yaml", DASHBOARD)
+    assert run(runner, "a", "b", select=("--select", "PM002"))[:2] == (0, "")
+
+
 # --- colour ---------------------------------------------------------------------------------
 
 
