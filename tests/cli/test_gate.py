@@ -128,13 +128,18 @@ def test_hidden_directories_are_not_walked_and_the_message_counts_them(
     write(tmp_path / "repo" / ".git" / "config.yaml", GOOD)
     write(tmp_path / "repo" / "build" / "out.yaml", GOOD)
     write(tmp_path / "repo" / "README.md", "# not yaml\n")
+    write(tmp_path / "repo" / ".gitignore", "dist/\n")
+    write(tmp_path / "repo" / "dist" / "a.yaml", GOOD)
+    write(tmp_path / "repo" / "dist" / "b.yml", GOOD)
     assert run(runner, "repo", "--exclude", "repo/build") == (2, "", (
         "pmanifest: no Kubernetes object found in repo (no *.yaml or *.yml file walked: 3 in "
-        "hidden directories or files, 1 excluded; name them to lint them)" + EMPTY_TAIL))
+        "hidden directories or files, 1 excluded, 2 ignored by git; name them to lint them)"
+        + EMPTY_TAIL))
     write(tmp_path / "repo" / "kustomization.yaml", "resources: [.tekton/train.yaml]\n")
     assert run(runner, "repo", "--exclude", "repo/build") == (2, "", (
         "pmanifest: no Kubernetes object found in repo (1 file read, no object with apiVersion "
-        "and kind in it; YAML files not walked: 3 in hidden directories or files, 1 excluded)"
+        "and kind in it; YAML files not walked: 3 in hidden directories or files, 1 excluded, "
+        "2 ignored by git)"
         + EMPTY_TAIL))
     code, out, _ = run(runner, "repo/.tekton", "repo/app/.job.yaml")
     assert (code, out) == (1, f"repo/.tekton/train.yaml:12:7: {GRACE_FINDING}\n")
