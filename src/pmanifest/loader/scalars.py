@@ -8,7 +8,8 @@ checked against the real kubectl by ``tests/test_scalars.py``:
 - booleans: ``true``/``false``, ``yes``/``no``, ``on``/``off`` (each also capitalised and
   upper case; not ``yEs``). kubectl reads ``y`` and ``n`` as booleans too; pmanifest reads them
   as strings, as YAML 1.1 emitters write them (PyYAML dumps the string ``n`` unquoted) and as
-  ``kubectl kustomize`` reads them (which also reads ``yes``/``no``/``on``/``off`` as strings);
+  ``kubectl kustomize`` reads them (which also reads ``yes``/``no``/``on``/``off`` as strings,
+  as pmanifest does in a kustomization's resources: ``events.resolve_kustomize``);
 - integers as Go's ``strconv.ParseInt(text, 0, 64)`` reads them once every ``_`` is dropped:
   ``0x1F``, ``0o17``, ``017`` (octal), ``0b101``, ``+12``, ``1_000`` (pmanifest keeps one above
   the 64-bit range exact, to say it does not fit; kubectl would send a float);
