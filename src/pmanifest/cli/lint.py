@@ -274,11 +274,9 @@ def _nothing_checked(request: LintRequest, run: _Run, exclude: Exclude) -> None:
     named = [request.stdin_filename if p == "-" else p for p in request.paths]
     by = " or ".join([*(["the config's exclude:"] if exclude.patterns else []),
                       *(["--exclude"] if exclude.given else [])])
-    left = ""
-    if not run.files:  # say what the directory walks left out, if anything
-        from pmanifest.lint.leftout import left_out
+    from pmanifest.lint.leftout import left_out  # what the directory walks left out, if any
 
-        left = left_out(request.paths, exclude, request.gitignore).describe()
+    left = left_out(request.paths, exclude, request.gitignore).describe()
     raise InputError(empty_run(named, run.files, run.fragments,
                                len(exclude.named_excluded(request.paths)), by, left))
 

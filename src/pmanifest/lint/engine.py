@@ -129,10 +129,10 @@ class _Collected:
 
 
 def lint_file(raw: bytes, file: str, options: LintOptions, patch_of: str | None = None,
-              selector_labels: tuple[tuple[str, str], ...] = ()) -> FileResult:
-    """Findings and counts for one file; ``patch_of``: the kustomization that names the file
-    as a patch (then every object in it is a fragment, see :mod:`pmanifest.lint.fragments`);
-    ``selector_labels``: what a kustomization adds to its objects' selectors."""
+              selector_labels: tuple[tuple[str, str], ...] | None = None) -> FileResult:
+    """Findings and counts for one file; ``patch_of``: the kustomization naming the file as a
+    patch (its objects are fragments: :mod:`pmanifest.lint.fragments`); ``selector_labels``:
+    it is a kustomize resource (read so), these labels added to its objects' selectors."""
     try:
         text = decode(raw)
     except YamlProblem as problem:
@@ -142,7 +142,7 @@ def lint_file(raw: bytes, file: str, options: LintOptions, patch_of: str | None 
     rules = [r for r in registry().values() if r.check is not None
              and r.applies in ("workload", "object") and options.enabled(r.meta.id)]
     out = _Collected()
-    for item in load_documents(text, foreign_tags=True):
+    for item in load_documents(text, foreign_tags=True, kustomize=selector_labels is not None):
         if isinstance(item, Broken):
             out.broken = True
             out.findings.extend(_syntax_findings(file, item.problem, options))

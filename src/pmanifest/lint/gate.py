@@ -30,6 +30,8 @@ def empty_run(named: list[str], files: int, fragments: int, excluded: int,
         found = f"{_plural(files, 'file')} read, no object with apiVersion and kind in it"
         if fragments:
             found += f" but {_plural(fragments, 'patch fragment')} (PM007)"
+        if left:
+            found += f"; YAML files not walked: {left}"
     elif excluded:
         found = f"{_plural(excluded, 'named path')} excluded by {by}"
     elif left:

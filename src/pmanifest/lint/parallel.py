@@ -67,7 +67,7 @@ def _lint_one(item: FileRef | Source | Problem, options: LintOptions) -> Linted 
     if isinstance(source, Problem):
         return source
     patch_of = item.patch_of if isinstance(item, FileRef) else None
-    labels = item.selector_labels if isinstance(item, FileRef) else ()
+    labels = item.selector_labels if isinstance(item, FileRef) else None
     result = lint_file(source.raw, source.name, options, patch_of, labels)
     return Linted(source.name, result, source.identity)
 
