@@ -14,7 +14,7 @@ hostile piece inserted, a value replaced by one, the text cut short. Runs are in
 (click's CliRunner) but for the memory and signal promises. Deterministic (``derandomize``)
 and time-boxed (``max_examples``): CI runs every example of every test each time, well within
 a minute of CPU. Inputs that once broke a promise are kept as ``@example``s.
-``PMANIFEST_FUZZ_EXAMPLES=N`` runs N examples a test instead of 25, for a deeper run by hand.
+``PMANIFEST_FUZZ_EXAMPLES=N`` runs N examples a test instead of 40, for a deeper run by hand.
 """
 
 from __future__ import annotations
@@ -159,7 +159,7 @@ def _promised(code: int, stdout: bytes, stderr: bytes, names: list[str]) -> None
 # -- every entry point ---------------------------------------------------------------------------
 
 # PMANIFEST_FUZZ_EXAMPLES=1000 for a deeper run by hand (still derandomized: the same inputs)
-EXAMPLES_PER_TEST = int(os.environ.get("PMANIFEST_FUZZ_EXAMPLES", "25"))
+EXAMPLES_PER_TEST = int(os.environ.get("PMANIFEST_FUZZ_EXAMPLES", "40"))
 FUZZ = settings(max_examples=EXAMPLES_PER_TEST, derandomize=True, deadline=None, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
