@@ -183,6 +183,7 @@ def test_lint(raw: bytes, name: str, fmt: str) -> None:
 @example(_example("serving.yaml") + b"\n  memory: 99999999999999999999Gi\n")
 def test_render(raw: bytes) -> None:
     check(["render", "-f", "spec.yaml"], {"spec.yaml": raw})
+    check(["render", "-f", "-", "-O", "out.json"], {}, stdin=raw, names=["<stdin>", "stdin"])
 
 
 @functools.cache
@@ -219,10 +220,10 @@ def test_lint_with_a_cluster(request: bytes, manifest: bytes) -> None:
 
 
 @FUZZ
-@given(inputs("events"), st.sampled_from(["text", "json"]))
-def test_cluster_events(raw: bytes, fmt: str) -> None:
-    check(["cluster", "events", "--format", fmt, "--checkpoint-seconds", "90", "events.json"],
-          {"events.json": raw})
+@given(inputs("events"), st.sampled_from(["text", "json"]), st.booleans())
+def test_cluster_events(raw: bytes, fmt: str, plot: bool) -> None:
+    check(["cluster", "events", "--format", fmt, "--checkpoint-seconds", "90", "events.json",
+           *(["--plot", "timeline.svg"] if plot else [])], {"events.json": raw})
 
 
 @FUZZ
