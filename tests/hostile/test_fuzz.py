@@ -3,7 +3,8 @@ hostile bytes planted into real files, and the promises checked on each run:
 
 - the exit code is 0, 1 or 2 (never 3, an internal error; never a crash);
 - no traceback, on either stream;
-- exit 2 says why in one line on stderr naming the file it is about;
+- exit 2 says why in one line on stderr naming the file it is about, and writes nothing on
+  stdout (no half report, no half manifest);
 - nothing from input reaches stderr raw (an escape sequence, a carriage return);
 - time is bounded (``TIME_LIMIT_S`` a run), and so is memory: in real processes under an
   address-space cap (``MEMORY_CAP``, set with setrlimit in the child).
@@ -154,6 +155,7 @@ def _promised(code: int, stdout: bytes, stderr: bytes, names: list[str]) -> None
         last = err.rstrip("\n").rsplit("\n", 1)[-1]
         assert last, "exit 2 without a word"
         assert any(name in last for name in names), f"the error names no input: {last!r}"
+        assert not stdout, f"exit 2 with something on stdout: {stdout[:300]!r}"
 
 
 # -- every entry point ---------------------------------------------------------------------------
