@@ -5,7 +5,8 @@ hostile bytes planted into real files, and the promises checked on each run:
 - no traceback, on either stream;
 - exit 2 says why in one line on stderr naming the file it is about, and writes nothing on
   stdout (no half report, no half manifest);
-- nothing from input reaches stderr raw (an escape sequence, a carriage return);
+- nothing from input reaches a terminal raw (an escape sequence, a carriage return, a
+  bidirectional override), on either stream, in any format;
 - time is bounded (``TIME_LIMIT_S`` a run), and so is memory: in real processes under an
   address-space cap (``MEMORY_CAP``, set with setrlimit in the child).
 
@@ -149,8 +150,9 @@ def _promised(code: int, stdout: bytes, stderr: bytes, names: list[str]) -> None
     err = stderr.decode("utf-8", "replace")
     assert code in (0, 1, 2), f"exit {code}: {err[-2000:]}"
     assert b"Traceback" not in stdout + stderr, err[-2000:]
-    for raw in (b"\x1b", b"\r", b"\x9b"):  # what would act on a terminal, from input
-        assert raw not in stderr, err[-2000:]
+    for raw in (b"\x1b", b"\r", "\x9b".encode(), "\u202e".encode()):  # what a terminal acts
+        assert raw not in stderr, err[-2000:]  # on, from input: escaped in every report and
+        assert raw not in stdout, stdout[-2000:]  # message (JSON and YAML escape it too)
     if code == 2:
         last = err.rstrip("\n").rsplit("\n", 1)[-1]
         assert last, "exit 2 without a word"
@@ -197,6 +199,8 @@ def _rendered(spec: str) -> bytes:
 
 @FUZZ
 @given(st.sampled_from(["finetune-sigterm.yaml", "serving.yaml"]), _OPS)
+@example("serving.yaml", [("insert", 0, b"\x1b[31m")])  # found here: the diff showed it raw
+@example("serving.yaml", [("insert", 5000, b"\r")])  # and split the line at a bare CR
 def test_render_check(spec: str, ops: list[tuple[str, int, bytes]]) -> None:
     rendered = _rendered(spec)
     code = check(["render", "-f", "spec.yaml", "--check", "rendered.yaml"],
@@ -208,6 +212,7 @@ def test_render_check(spec: str, ops: list[tuple[str, int, bytes]]) -> None:
 @FUZZ
 @given(inputs("request"), st.sampled_from(["text", "json"]))
 @example(b"# saved\rtg beta clusters create --num-gpus 8\n", "text")  # issue 24: IndexError
+@example(b"tg beta clusters create --num-gpus " + b"9" * 5000 + b"\n", "text")  # exit 3
 @example(b"# saved\xe2\x80\xa8tg beta clusters create --num-gpus 8\n", "text")
 @example(b'{"allocated_preemptible_gpus": 1e304, "num_gpus": 8}', "json")  # OverflowError
 def test_cluster_check(raw: bytes, fmt: str) -> None:
@@ -223,6 +228,9 @@ def test_lint_with_a_cluster(request: bytes, manifest: bytes) -> None:
 
 @FUZZ
 @given(inputs("events"), st.sampled_from(["text", "json"]), st.booleans())
+@example(_example("cluster", "kubectl-events.json").replace(  # issue 24: raw on the terminal
+    b'"gpu-preemptible-dp-p5z2k"', b'"\\u001b[2J\\r\\ngpu-\\u202e' + b"x" * 100_000 + b'"'),
+    "text", True)  # (and a row padded to a 100,000-character name: the events table)
 def test_cluster_events(raw: bytes, fmt: str, plot: bool) -> None:
     check(["cluster", "events", "--format", fmt, "--checkpoint-seconds", "90", "events.json",
            *(["--plot", "timeline.svg"] if plot else [])], {"events.json": raw})
