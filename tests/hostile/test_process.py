@@ -272,6 +272,21 @@ def test_sigterm_during_a_parallel_lint_ends_quietly_with_143(tmp_path: Path, to
     assert _ended(proc, workers, 10)[:3] == (143, b"", "")
 
 
+def test_sigterm_to_a_run_without_workers_is_143_and_writes_nothing(tmp_path: Path) -> None:
+    """Any run: SIGTERM ends it like an error (the one writer removes its temp files, no
+    report is half-written), quietly, with 143; it was killed outright (no cleanup)."""
+    _heavy_tree(tmp_path / "tree", 64, 150)
+    proc = subprocess.Popen([*PMANIFEST, "lint", "--jobs", "1", "tree", "--format", "json",
+                             "--output", "report.json"], cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV)
+    time.sleep(3)  # started, reading and linting
+    assert proc.poll() is None, "the run ended before the signal"
+    proc.send_signal(signal.SIGTERM)
+    stdout, stderr = proc.communicate(timeout=30)
+    assert (proc.returncode, stdout, stderr) == (143, b"", b"")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["tree"]
+
+
 # -- item 28: --jobs is capped -------------------------------------------------------------------
 
 def test_jobs_are_capped_at_twice_the_cpus(tmp_path: Path) -> None:

@@ -130,10 +130,12 @@ def _pool(workers: int) -> Iterator[Any]:
 
     try:
         yield submit
+    except BaseException:  # an error, a signal, a dead worker, the consumer gone: end them all
+        for child in multiprocessing.active_children():
+            child.terminate()
+        raise
     finally:
-        for child in multiprocessing.active_children():  # on an error or a signal: all of them
-            child.terminate()  # (a finished run has none left running)
-        executor.shutdown(wait=True, cancel_futures=True)
+        executor.shutdown(wait=True, cancel_futures=True)  # (a finished run: they just exit)
         for signum, handler in previous.items():
             signal.signal(signum, handler)
 
