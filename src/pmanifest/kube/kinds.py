@@ -125,7 +125,7 @@ def _ray(prefix: str, workers: str, ft: bool = False) -> tuple[Template, ...]:
     # numOfHosts pods for each (multi-host groups)
     pods = (Count(f"{group}replicas", 0, low=f"{group}minReplicas", high=f"{group}maxReplicas"),
             Count(f"{group}numOfHosts"))
-    ft_paths = ((*prefix.rstrip(".").split("."), "gcsFaultToleranceOptions"),
+    ft_paths = ((*[p for p in prefix.rstrip(".").split(".") if p], "gcsFaultToleranceOptions"),
                 RAY_FT_ANNOTATION) if ft else ()
     return (Template(f"{prefix}headGroupSpec.template.spec", COORDINATOR, "head", recovers=True,
                      fault_tolerant_if=ft_paths),
@@ -284,6 +284,12 @@ KINDS: tuple[Kind, ...] = (
     Kind("serving.knative.dev", "Service", (Template("spec.template.spec", SERVING),)),
 )
 BY_KIND: dict[tuple[str, str], Kind] = {(k.group, k.kind): k for k in KINDS}
+# Specs of known kinds that other kinds embed, by the key that marks them, with their templates
+# (paths from the spec): a KubeRay cluster spec inside a kind pmanifest does not know keeps its
+# head and worker groups' roles and exemptions (Ray replaces lost pods and resumes on its own).
+EMBEDDED_SPECS: tuple[tuple[str, tuple[Template, ...]], ...] = (
+    ("headGroupSpec", _ray("", WORKER, ft=True)),
+)
 # Where a pod template found by shape may sit: the key that holds the pod spec.
 SHAPE_KEYS = frozenset({"spec", "podSpec", "template", "podTemplate"})
 _WORD = re.compile(r"[a-z0-9]+")
