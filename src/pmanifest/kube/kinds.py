@@ -51,6 +51,7 @@ STATEFUL_IMAGES = frozenset({
     "percona", "redis", "valkey", "keydb", "memcached", "etcd", "zookeeper", "kafka",
     "rabbitmq", "mongo", "mongodb", "cassandra", "scylla", "cockroach", "nats", "pulsar",
     "clickhouse", "minio", "neo4j", "influxdb", "elasticsearch", "opensearch", "couchdb",
+    "seaweedfs", "qdrant", "milvus", "weaviate",
 })
 STATEFUL_SUFFIXES = frozenset({"server", "stack", "stack-server", "cluster", "standalone",
                                "sentinel", "community-server", "enterprise-server"})
