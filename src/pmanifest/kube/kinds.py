@@ -100,6 +100,10 @@ class Template(NamedTuple):
     # template's pods survivable for the others (KubeRay GCS fault tolerance: the head's state
     # lives in a store, workers and Serve replicas keep running while a new head recovers it)
     fault_tolerant_if: tuple[tuple[str, ...], ...] = ()
+    # a path from the object whose non-empty value (or a database image) keeps the template's
+    # role; without either the role comes from what the pod runs (a StatefulSet with no
+    # volumeClaimTemplates may be a singleton controller, a server, a trainer)
+    anchor_if: str | None = None
 
 
 class Kind(NamedTuple):
@@ -218,7 +222,8 @@ KINDS: tuple[Kind, ...] = (
     Kind(BUILTIN, "Deployment", (_SERVING,)),
     Kind(BUILTIN, "ReplicaSet", (_SERVING,)),
     Kind(BUILTIN, "ReplicationController", (_SERVING,)),
-    Kind(BUILTIN, "StatefulSet", (Template("spec.template.spec", COORDINATOR, pods=_REPLICATED),)),
+    Kind(BUILTIN, "StatefulSet", (Template("spec.template.spec", COORDINATOR, pods=_REPLICATED,
+                                           anchor_if="spec.volumeClaimTemplates"),)),
     Kind(BUILTIN, "DaemonSet", (Template("spec.template.spec", DAEMON_ROLE),)),
     Kind(BUILTIN, "PodTemplate", (Template("template.spec", WORKER),), runs=False),
     # KubeRay: the head holds the GCS; RayService workers host Serve replicas

@@ -27,7 +27,8 @@ if TYPE_CHECKING:
 
 GPU = "nvidia.com/gpu"
 # Extended resources of accelerators, by prefix: NVIDIA GPUs (whole, shared, MIG slices), AMD
-# and Intel GPUs (and Intel NPUs and FPGAs), AWS Trainium and Inferentia (neuron, neuroncore, neurondevice), TPUs, Gaudi.
+# and Intel GPUs (and Intel NPUs and FPGAs), AWS Trainium and Inferentia (neuron, neuroncore,
+# neurondevice), TPUs, Gaudi.
 ACCELERATOR_PREFIXES = ("nvidia.com/gpu", "nvidia.com/mig-", "amd.com/gpu", "gpu.intel.com/",
                         "npu.intel.com/", "fpga.intel.com/", "aws.amazon.com/neuron",
                         "google.com/tpu", "cloud-tpus.google.com/", "habana.ai/")
