@@ -34,10 +34,14 @@ def summary(counts: str, rules: int | None = None) -> str:
 
 
 def selected(args: Sequence[str]) -> list[str]:
-    """``args`` with ``--select`` of RULES added to a lint command that selects nothing."""
+    """``args`` with ``--select`` of RULES added to a lint command that selects nothing, and
+    the profile these expectations were written for to one that names none (what a run
+    infers without one is tests/cli/test_input_facts.py's subject)."""
     args = list(args)
     if args[:1] == ["lint"] and "--select" not in args:
         args += [option for rule in RULES for option in ("--select", rule)]
+    if args[:1] == ["lint"] and "--profile" not in args and "--config" not in args:
+        args += ["--profile", "together"]
     return args
 
 

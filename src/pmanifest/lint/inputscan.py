@@ -42,6 +42,11 @@ def scan(raws: Iterable[bytes], keys: Iterable[str]) -> InputFacts:
                                                  if on_demand)))
 
 
+def on_demand_classes(raw: bytes) -> tuple[str, ...]:
+    """The ComputeClasses of one file whose every priority is on-demand."""
+    return scan([raw], ()).standard_classes
+
+
 def _written(doc: bytes, key: bytes) -> bool:
     """``key`` occurs in ``doc`` outside a comment."""
     at = doc.find(key)
