@@ -69,9 +69,10 @@ def runner(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> CliRunner:
 
 
 SELECTED = ("PM510", "PM511", "PM512", "PM513", "PM514")
-# the summary line counts the rules applied: these, and what every lint applies (PM001, PM007)
+# the summary line counts the rules applied: these, and what every lint applies (PM001, PM007);
+# then the profile the run inferred
 CLEAN = f"0 errors, 0 warnings, 0 info in 1 file (1 object, {len(SELECTED) + 2} rules)\n" \
-    "profile together, inferred from together.ai/compute-class in 1 object\n"  # and the profile the run inferred
+    "profile together, inferred from together.ai/compute-class in 1 object\n"
 
 
 def lint(runner: CliRunner, *args: str) -> tuple[int, str, str]:

@@ -35,8 +35,9 @@ def test_sarif_file_and_text_on_stdout_from_one_pass(runner: CliRunner, tmp_path
     assert result.exit_code == 1
     assert "k8s/train.yaml:8:7: error PM002[schema-invalid]" in result.stdout
     assert "k8s/finetune.yaml:9:7: error PM201[grace-period-over-limit]" in result.stdout
-    assert result.stderr.endswith(f"in 2 files (2 objects, {RULES} rules)\n"  # summary, once
-                                  "profile together, inferred from together.ai/compute-class in 1 object\n")  # and the profile it inferred
+    # the summary, once, and the profile the run inferred
+    assert result.stderr.endswith(f"in 2 files (2 objects, {RULES} rules)\nprofile together, "
+                                  "inferred from together.ai/compute-class in 1 object\n")
     assert result.stderr.count("\n") == 2
     log = json.loads((tmp_path / "results.sarif").read_text())
     assert schema_errors(log) == []
