@@ -225,3 +225,14 @@ def test_a_custom_profile_with_its_own_label_is_inferred(tmp_path: Path,
     assert result.stderr.splitlines()[-1] == \
         "profile pool, inferred from example.com/capacity in 1 object"
     assert "PM101" in result.stdout
+
+
+def test_labels_are_counted_once_per_document_and_never_in_comments() -> None:
+    from pmanifest.lint.inputscan import scan
+
+    raw = (b"a: {karpenter.sh/capacity-type: spot}\nb: karpenter.sh/capacity-type\n---\n"
+           b"# karpenter.sh/capacity-type in a comment\nc: 1\n---\n"
+           b"d: [karpenter.sh/capacity-type]  # and karpenter.sh/capacity-type\n")
+    assert scan([raw, raw], ["karpenter.sh/capacity-type", "cloud.google.com/"]).labels == {
+        "karpenter.sh/capacity-type": 4}
+    assert scan([b"x: 1\n"], ["karpenter.sh/capacity-type"]).labels == {}
