@@ -76,8 +76,12 @@ def run(runner: CliRunner, *args: str, stdin: str | None = None,
     return result.exit_code, result.stdout, result.stderr
 
 
+# with no profile given and no provider label in the input, the run says which it assumed
+ASSUMED = "profile together, the default: no provider label found\n"
+
+
 def summary(counts: str, objects: str, rules: int = RULES) -> str:
-    return f"{counts} ({objects}, {rules} rules)\n"
+    return f"{counts} ({objects}, {rules} rules)\n{ASSUMED}"
 
 
 # --- no Kubernetes object: exit 2 -----------------------------------------------------------

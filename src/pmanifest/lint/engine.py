@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from pmanifest.catalogue import lowered
 from pmanifest.kube.document import Document, Finding, ObjectRef
 from pmanifest.kube.profile import DEFAULT_PROFILE, Profile, get_profile
+from pmanifest.kube.provider import document_profile
 from pmanifest.kube.workloads import (
     Workload,
     annotation_paths,
@@ -70,6 +71,7 @@ class LintOptions(NamedTuple):
     inline_suppressions: bool = True  # honour ignore comments and annotations (config)
     resolved: Profile | None = None  # the profile itself (a config's custom profile)
     selector_labels: tuple[tuple[str, str], ...] = ()  # (per file: see lint_file)
+    others: tuple[Profile, ...] = ()  # inferred for a mixed input: the other providers'
 
     @property
     def profile(self) -> Profile:
@@ -100,10 +102,8 @@ def lint_bytes(raw: bytes, file: str, options: LintOptions) -> list[Finding]:
     """All findings for one file, sorted by position (whole-input rules included, the file
     being the whole input, its ComputeClasses included)."""
     if b"ComputeClass" in raw:
-        from pmanifest.lint.inputscan import scan
-
-        found = scan([raw], ()).standard_classes
-        options = options._replace(resolved=options.profile.with_standard_classes(found))
+        from pmanifest.lint.inputscan import on_demand_classes as found
+        options = options._replace(resolved=options.profile.with_standard_classes(found(raw)))
     result = lint_file(raw, file, options)
     if not result.demands:
         return result.findings
@@ -166,6 +166,9 @@ def _lint_document(doc: Document, rules: list[Rule], options: LintOptions,
                    out: _Collected, patch_of: str | None, dollar: bool = True) -> None:
     checked: list[tuple[Document, list[tuple[Rule, Hit]], Metas | None]] = []
     whole = []
+    if options.others:  # a mixed input: a document that names another provider's label is its
+        options = options._replace(resolved=document_profile(doc.data, options.profile,
+                                                             options.others))
     profile = options.profile
     for obj in _objects(doc):
         found = fragment(obj, patch_of, dollar)
