@@ -64,6 +64,7 @@ class Job:
         self.started_at: dict[int, float] = {}
         self.ran: list[tuple[str, int, float, float]] = []
         self.t0 = time.monotonic()
+        self.marks: list[tuple[str, float]] = []  # what the test did, and when
 
     @staticmethod
     def _container(obj: dict[str, Any]) -> dict[str, Any]:
@@ -125,11 +126,16 @@ class Job:
         return "\n".join(f"--- {c.log.name} (exit {c.process.poll()})\n"
                          + c.log.read_text(errors="replace")[-2500:] for c in self.started)
 
+    def mark(self, what: str) -> None:
+        self.marks.append((what, time.monotonic() - self.t0))
+
     def report(self, title: str) -> None:
         """The pods' runs (shown with ``pytest -s``): for the record of timings."""
         print(f"\n{title}")
         for name, code, start, end in self.ran:
             print(f"  {name:<18} exit {code:>3}  started {start:6.1f} s  ended {end:6.1f} s")
+        for what, when in self.marks:
+            print(f"  at {when:6.1f} s: {what}")
 
     def stop(self) -> None:
         for running in self.started:
