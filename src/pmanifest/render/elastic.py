@@ -84,7 +84,8 @@ try:
 except Exception as error:
     if op == 'after':
         sys.exit({STORE_LOST_EXIT})
-    sys.exit(f'pmanifest-launcher: no rendezvous store at {{endpoint}}: {{error}}')
+    reason = (str(error).splitlines() or [type(error).__name__])[0]
+    sys.exit(f'pmanifest-launcher: no rendezvous store at {{endpoint}}: {{reason}}')
 if op == 'after':
     generation, code = sys.argv[5:7]
     if not store.check([key]):
