@@ -23,6 +23,9 @@ spec:
     spec:
       containers: [{name: web, image: nginx}]
 """  # (no accelerator: its PM102 is info)
+# the same on a GPU: its PM102 is a warning, which the results table counts
+GPU_DEPLOYMENT = DEPLOYMENT.replace(
+    "image: nginx}", "image: nginx, resources: {limits: {nvidia.com/gpu: 1, cpu: 1, memory: 1Gi}}}")
 
 
 def run_sweep(root: Path, *args: str) -> list[str]:
@@ -70,10 +73,10 @@ def test_sweep_prints_figures_per_repository_and_profile(tmp_path: Path) -> None
 def test_sweep_prints_the_results_table_from_judgements(tmp_path: Path) -> None:
     repos = tmp_path / "repos"
     (repos / "demo").mkdir(parents=True)
-    (repos / "demo" / "deploy.yaml").write_text(DEPLOYMENT)
+    (repos / "demo" / "deploy.yaml").write_text(GPU_DEPLOYMENT)
     (repos / "demo" / "bad.yaml").write_text("a: [\n")
     (repos / "other").mkdir()
-    (repos / "other" / "deploy.yaml").write_text(DEPLOYMENT)
+    (repos / "other" / "deploy.yaml").write_text(GPU_DEPLOYMENT)
     commits = tmp_path / "commits.tsv"
     commits.write_text("demo\tacme/demo\t0123abc\n")
     judgements = tmp_path / "j.jsonl"

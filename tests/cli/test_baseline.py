@@ -180,6 +180,7 @@ def test_what_no_longer_matches_is_said_and_written_away(repo: Path) -> None:
     result = lint("k8s")
     assert (result.exit_code, found(result)) == (0, [])
     assert result.stderr.splitlines()[1:] == [
+        "profile together, inferred from together.ai/compute-class in 10 objects",
         "pmanifest: 49 findings held by the baseline .pmanifest-baseline.json not reported",
         "pmanifest: 1 baseline finding of .pmanifest-baseline.json matched nothing (fixed, or "
         "the object renamed); `pmanifest lint ... --write-baseline .pmanifest-baseline.json` "

@@ -206,6 +206,11 @@ def test_config_roles_are_validated_at_their_position(runner: CliRunner, tmp_pat
 
 def test_explain_pm103_documents_the_image_heuristic(runner: CliRunner) -> None:
     explained = " ".join(runner.invoke(main, ["explain", "PM103"]).stdout.split())
-    assert "a Deployment or ReplicaSet whose image is a database or queue" in explained
+    assert "Deployment or ReplicaSet whose image is a database, queue or object store" in explained
+    assert "A StatefulSet is a coordinator when it keeps data on volumeClaimTemplates" in explained
+    assert "with any version words (`redis7`, `mysql-80-c9s`, `postgresql-16`)" in explained
+    # the StatefulSets it reads from what they run are left to lint in the cluster
+    assert "StatefulSets with no volumeClaimTemplates, no database image and no declared role" \
+        in explained
     assert "`kafka-exporter` is not kafka" in explained
     assert "the config's `roles:`" in explained  # how to override it

@@ -76,8 +76,12 @@ def run(runner: CliRunner, *args: str, stdin: str | None = None,
     return result.exit_code, result.stdout, result.stderr
 
 
+# with no profile given and no provider label in the input, the run says which it assumed
+ASSUMED = "profile together, the default: no provider label found\n"
+
+
 def summary(counts: str, objects: str, rules: int = RULES) -> str:
-    return f"{counts} ({objects}, {rules} rules)\n"
+    return f"{counts} ({objects}, {rules} rules)\n{ASSUMED}"
 
 
 # --- no Kubernetes object: exit 2 -----------------------------------------------------------
@@ -128,9 +132,19 @@ def test_hidden_directories_are_not_walked_and_the_message_counts_them(
     write(tmp_path / "repo" / ".git" / "config.yaml", GOOD)
     write(tmp_path / "repo" / "build" / "out.yaml", GOOD)
     write(tmp_path / "repo" / "README.md", "# not yaml\n")
+    write(tmp_path / "repo" / ".gitignore", "dist/\n")
+    write(tmp_path / "repo" / "dist" / "a.yaml", GOOD)
+    write(tmp_path / "repo" / "dist" / "b.yml", GOOD)
     assert run(runner, "repo", "--exclude", "repo/build") == (2, "", (
         "pmanifest: no Kubernetes object found in repo (no *.yaml or *.yml file walked: 3 in "
-        "hidden directories or files, 1 excluded; name them to lint them)" + EMPTY_TAIL))
+        "hidden directories or files, 1 excluded, 2 ignored by git; name them to lint them)"
+        + EMPTY_TAIL))
+    write(tmp_path / "repo" / "kustomization.yaml", "resources: [.tekton/train.yaml]\n")
+    assert run(runner, "repo", "--exclude", "repo/build") == (2, "", (
+        "pmanifest: no Kubernetes object found in repo (1 file read, no object with apiVersion "
+        "and kind in it; YAML files not walked: 3 in hidden directories or files, 1 excluded, "
+        "2 ignored by git)"
+        + EMPTY_TAIL))
     code, out, _ = run(runner, "repo/.tekton", "repo/app/.job.yaml")
     assert (code, out) == (1, f"repo/.tekton/train.yaml:12:7: {GRACE_FINDING}\n")
     # beside one object, the walk still leaves them
@@ -391,6 +405,15 @@ def test_a_selector_a_kustomization_supplies_is_not_missing(runner: CliRunner,
     code, out, _ = run(runner, "base", "plain", "app", select=("--select", "PM002"))
     assert (code, out) == (1, f"plain/dashboard.yaml:4:1: {NO_SELECTOR}\n"
                               f"plain/unlisted.yaml:4:1: {NO_SELECTOR}\n")
+
+
+def test_kustomizations_that_include_each_other_end(runner: CliRunner, tmp_path: Path) -> None:
+    """A cycle of bases (kustomize itself refuses it) is followed once per set of labels."""
+    write(tmp_path / "a" / "kustomization.yaml",
+          "resources: [../b, dashboard.yaml]\ncommonLabels: {x: '1'}\n")
+    write(tmp_path / "b" / "kustomization.yaml", "resources: [../a]\ncommonLabels: {y: '2'}\n")
+    write(tmp_path / "a" / "dashboard.yaml", DASHBOARD)
+    assert run(runner, "a", "b", select=("--select", "PM002"))[:2] == (0, "")
 
 
 # --- colour ---------------------------------------------------------------------------------

@@ -32,6 +32,9 @@ NOT_KUBERNETES = "name: my-app\nvalues: [1, 2]\n"
 SELECT = ("--select", "PM002")
 RULES = len({"PM002", *ALWAYS})
 
+# with no profile given and no provider label in the input, the run says which it assumed
+ASSUMED = "profile together, the default: no provider label found\n"
+
 
 @pytest.fixture
 def runner(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> CliRunner:
@@ -53,7 +56,8 @@ def test_findings_exit_1_with_exact_text(runner: CliRunner, tmp_path: Path) -> N
         "job.yaml:9:7: error PM002[schema-invalid] unknown key 'terminationGracePeriodSecond' in "
         "spec.template.spec; did you mean 'terminationGracePeriodSeconds'?\n"
     )
-    assert result.stderr == f"1 error, 0 warnings, 0 info in 1 file (1 object, {RULES} rules)\n"
+    assert result.stderr == f"1 error, 0 warnings, 0 info in 1 file (1 object, {RULES} rules)\n" \
+        + ASSUMED
 
 
 def test_non_kubernetes_files_alone_are_not_a_clean_run(runner: CliRunner, tmp_path: Path) -> None:
@@ -65,7 +69,7 @@ def test_non_kubernetes_files_alone_are_not_a_clean_run(runner: CliRunner, tmp_p
         "--allow-empty where none is expected\n"))
     result = runner.invoke(main, ["lint", *SELECT, "values.yaml", "--allow-empty"])
     assert (result.exit_code, result.stdout, result.stderr) == (
-        0, "", f"0 errors, 0 warnings, 0 info in 1 file (0 objects, {RULES} rules)\n"
+        0, "", f"0 errors, 0 warnings, 0 info in 1 file (0 objects, {RULES} rules)\n{ASSUMED}"
         "pmanifest: 1 YAML document in 1 file skipped: not Kubernetes objects (no apiVersion "
         "and kind)\n")
 
@@ -82,7 +86,7 @@ def test_a_field_at_the_wrong_level_says_where_it_belongs(runner: CliRunner,
         "job.yaml:12:11: error PM002[schema-invalid] unknown key 'terminationGracePeriodSeconds' "
         "in spec.template.spec.containers[0]; 'terminationGracePeriodSeconds' belongs on the pod "
         "spec, not here: move it there\n"),
-        f"1 error, 0 warnings, 0 info in 1 file (1 object, {RULES} rules)\n")
+        f"1 error, 0 warnings, 0 info in 1 file (1 object, {RULES} rules)\n{ASSUMED}")
 
 
 def test_json_format_matches_the_design(runner: CliRunner, tmp_path: Path) -> None:
@@ -98,7 +102,9 @@ def test_json_format_matches_the_design(runner: CliRunner, tmp_path: Path) -> No
                    "mean 'terminationGracePeriodSeconds'?",
     }]
     assert payload["summary"] == {"files": 1, "objects": 1, "errors": 1, "warnings": 0,
-                                  "infos": 0, "skipped": 0}
+                                  "infos": 0, "skipped": 0, "profile": {
+                                      "name": "together",
+                                      "why": "the default: no provider label found"}}
 
 
 def test_json_carries_the_fix_a_check_proposes(runner: CliRunner, tmp_path: Path) -> None:
@@ -108,7 +114,8 @@ def test_json_carries_the_fix_a_check_proposes(runner: CliRunner, tmp_path: Path
         "      terminationGracePeriodSeconds: 900\n"))
     result = runner.invoke(main, ["lint", "--select", "PM201", "--format", "json", "job.yaml"])
     assert (result.exit_code, result.stderr) == (
-        1, f"1 error, 0 warnings, 0 info in 1 file (1 object, {len({'PM201', *ALWAYS})} rules)\n")
+        1, f"1 error, 0 warnings, 0 info in 1 file (1 object, {len({'PM201', *ALWAYS})} rules)\n"
+        + ASSUMED)
     assert json.loads(result.stdout)["findings"] == [{
         "rule": "PM201", "slug": "grace-period-over-limit", "severity": "error",
         "file": "job.yaml", "line": 8, "column": 7,
@@ -233,7 +240,8 @@ def test_exclude_patterns_from_config(runner: CliRunner, tmp_path: Path) -> None
                                                            "terminationGracePeriodSeconds:"))
     result = runner.invoke(main, ["lint", *SELECT, "."])
     assert (result.exit_code, result.stdout) == (0, "")
-    assert result.stderr == f"0 errors, 0 warnings, 0 info in 1 file (1 object, {RULES} rules)\n"
+    assert result.stderr == f"0 errors, 0 warnings, 0 info in 1 file (1 object, {RULES} rules)\n" \
+        + ASSUMED
 
 
 def test_hidden_directories_skipped_symlink_loops_reported(

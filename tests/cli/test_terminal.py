@@ -44,6 +44,9 @@ ERASE = "\r\x1b[K"
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
 
+# no profile given, no provider label in the input: the run says which profile it assumed
+ASSUMED = "profile together, the default: no provider label found"
+
 
 def _env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "CI", "TERM")}
@@ -108,7 +111,8 @@ def test_the_summary_is_printed_under_the_findings(tmp_path: Path) -> None:
     assert code == 1
     # a terminal: severities coloured (auto), and the terminal turns \n into \r\n
     assert screen == (f"job.yaml:12:7: \x1b[31merror\x1b[0m {FINDING}\r\n"
-                      f"1 error, 0 warnings, 0 info in 1 file (1 object, {RULES} rules)\r\n")
+                      f"1 error, 0 warnings, 0 info in 1 file (1 object, {RULES} rules)\r\n"
+                      f"{ASSUMED}\r\n")
 
 
 # Each file of a long run carries 40 environment variables: what its pod does not matter to
@@ -134,7 +138,8 @@ FILES = 3000  # enough for a run longer than the bar's half-second delay, even o
 
 def test_a_long_run_shows_a_progress_bar_on_the_terminal_only(tmp_path: Path) -> None:
     _many(tmp_path, FILES)
-    summary = f"1 error, 0 warnings, 0 info in {FILES} files ({FILES} objects, {RULES} rules)"
+    summary = f"1 error, 0 warnings, 0 info in {FILES} files ({FILES} objects, {RULES} rules)" \
+        f"\r\n{ASSUMED}"
     code, screen, piped = on_terminal(["lint", "k8s", "-j", "1", *SELECT], tmp_path,
                                       both=False)
     assert code == 1
@@ -151,11 +156,11 @@ def test_no_progress_bar_in_a_ci_log_or_a_pipe(tmp_path: Path) -> None:
     summary = f"1 error, 0 warnings, 0 info in {FILES} files ({FILES} objects, {RULES} rules)"
     code, screen, _ = on_terminal(["lint", "k8s", "-j", "1", *SELECT], tmp_path, both=False,
                                   CI="true")
-    assert (code, screen) == (1, summary + "\r\n")
+    assert (code, screen) == (1, f"{summary}\r\n{ASSUMED}\r\n")
     proc = subprocess.run([sys.executable, "-m", "pmanifest", "lint", "k8s", "-j", "1", *SELECT],
                           cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=120,
                           check=False)
-    assert (proc.returncode, proc.stderr) == (1, summary + "\n")
+    assert (proc.returncode, proc.stderr) == (1, f"{summary}\n{ASSUMED}\n")
 
 
 def test_a_report_longer_than_a_pipe_holds_is_read_whole(tmp_path: Path) -> None:
@@ -169,7 +174,7 @@ def test_a_report_longer_than_a_pipe_holds_is_read_whole(tmp_path: Path) -> None
     assert (code, piped.splitlines()) == (
         1, [f"jobs.yaml:{12 + 14 * i}:7: error {FINDING}" for i in range(jobs)])
     assert screen == (f"{jobs} errors, 0 warnings, 0 info in 1 file ({jobs} objects, {RULES} "
-                      "rules)\r\n")
+                      f"rules)\r\n{ASSUMED}\r\n")
 
 
 def test_the_harness_gives_up_on_output_that_never_ends(monkeypatch: pytest.MonkeyPatch) -> None:

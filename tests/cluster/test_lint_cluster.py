@@ -69,8 +69,10 @@ def runner(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> CliRunner:
 
 
 SELECTED = ("PM510", "PM511", "PM512", "PM513", "PM514")
-# the summary line counts the rules applied: these, and what every lint applies (PM001, PM007)
-CLEAN = f"0 errors, 0 warnings, 0 info in 1 file (1 object, {len(SELECTED) + 2} rules)\n"
+# the summary line counts the rules applied: these, and what every lint applies (PM001, PM007);
+# then the profile the run inferred
+CLEAN = f"0 errors, 0 warnings, 0 info in 1 file (1 object, {len(SELECTED) + 2} rules)\n" \
+    "profile together, inferred from together.ai/compute-class in 1 object\n"
 
 
 def lint(runner: CliRunner, *args: str) -> tuple[int, str, str]:
@@ -97,7 +99,8 @@ def test_findings_across_files_in_input_order(runner: CliRunner) -> None:
         "k8s/b-train.yaml:5:16: warning PM513[preemptible-demand-over-target] Job ml/sft: the "
         "pods pinned to preemptible nodes need 24 GPUs (3 x 8 GPUs a pod) at once, and "
         "cluster.json has a preemptible target of 16 GPUs (2 nodes of 8): some stay Pending\n")
-    assert err == "1 error, 1 warning, 0 info in 2 files (2 objects, 7 rules)\n"
+    assert err == "1 error, 1 warning, 0 info in 2 files (2 objects, 7 rules)\n" \
+        "profile together, inferred from together.ai/compute-class in 2 objects\n"
 
 
 def test_without_cluster_there_is_no_capacity_finding(runner: CliRunner) -> None:

@@ -37,7 +37,8 @@ def free_port() -> int:
 
 class Job:
     """The rendered objects, run: the store and one pod per index, replaced as the Job
-    controller would. ``ran`` records every pod's (name, exit code, seconds)."""
+    controller would. ``ran`` records every pod's (log, exit code, start, end), in seconds
+    since the Job was made."""
 
     def __init__(self, work: Path, **distributed: int) -> None:
         self.work = work
@@ -61,7 +62,9 @@ class Job:
         self.pods: dict[int, kubelet.Container] = {}
         self.started: list[kubelet.Container] = []
         self.started_at: dict[int, float] = {}
-        self.ran: list[tuple[str, int, float]] = []
+        self.ran: list[tuple[str, int, float, float]] = []
+        self.t0 = time.monotonic()
+        self.marks: list[tuple[str, float]] = []  # what the test did, and when
 
     @staticmethod
     def _container(obj: dict[str, Any]) -> dict[str, Any]:
@@ -89,7 +92,8 @@ class Job:
     def ended(self, index: int, timeout: float = WAIT) -> int:
         pod = self.pods[index]
         code = pod.wait(timeout=timeout)
-        self.ran.append((pod.log.name, code, time.monotonic() - self.started_at[index]))
+        now = time.monotonic()
+        self.ran.append((pod.log.name, code, self.started_at[index] - self.t0, now - self.t0))
         return code
 
     def counted(self, code: int) -> bool:
@@ -122,11 +126,16 @@ class Job:
         return "\n".join(f"--- {c.log.name} (exit {c.process.poll()})\n"
                          + c.log.read_text(errors="replace")[-2500:] for c in self.started)
 
+    def mark(self, what: str) -> None:
+        self.marks.append((what, time.monotonic() - self.t0))
+
     def report(self, title: str) -> None:
         """The pods' runs (shown with ``pytest -s``): for the record of timings."""
         print(f"\n{title}")
-        for name, code, seconds in self.ran:
-            print(f"  {name:<18} exit {code:>3}  {seconds:6.1f} s")
+        for name, code, start, end in self.ran:
+            print(f"  {name:<18} exit {code:>3}  started {start:6.1f} s  ended {end:6.1f} s")
+        for what, when in self.marks:
+            print(f"  at {when:6.1f} s: {what}")
 
     def stop(self) -> None:
         for running in self.started:

@@ -53,6 +53,7 @@ def test_late_replacement_after_the_join_timeout(tmp_path: Path) -> None:
         kubelet.wait_for(lambda: job.step() >= PREEMPT_AT, WAIT, "training to start")
         job.hold(True)
         preempted_at = job.step()
+        job.mark("TERM trainer-1 (preemption)")
         job.pods[1].terminate()  # the preemption: TERM to the container's main process
         assert job.ended(1) == 143, job.logs()
         before = len(job.events())
@@ -87,6 +88,7 @@ def test_survivor_out_of_restarts_after_two_preemptions(tmp_path: Path) -> None:
         job.hold(True)
         preempted_at = job.step()
         before = len(job.events())
+        job.mark("TERM trainer-1 (first preemption)")
         job.pods[1].terminate()
         assert job.ended(1) == 143, job.logs()
         job.hold(False)
@@ -97,6 +99,7 @@ def test_survivor_out_of_restarts_after_two_preemptions(tmp_path: Path) -> None:
         job.pod(1)  # the replacement joins the survivor's rendezvous (a scale-up)
         kubelet.wait_for(lambda: started(job, "trainer-1", 2, before), WAIT,
                          "the replacement to join")
+        job.mark("TERM trainer-1.2 (second preemption)")
         job.pods[1].terminate()  # the second preemption
         assert job.ended(1) == 143, job.logs()
         job.hold(False)

@@ -29,6 +29,7 @@ def test_a_lost_store_costs_no_backoff_and_training_resumes(tmp_path: Path) -> N
         kubelet.wait_for(lambda: job.step() >= PREEMPT_AT, WAIT, "training to start")
         job.hold(True)  # nothing finishes while the store is away
         stopped_at = job.step()
+        job.mark("TERM the store")
         store.terminate()  # the kubelet stops the store: its node is drained
         assert store.wait(timeout=WAIT) == 143, job.logs()
         codes = (job.ended(0), job.ended(1))
@@ -39,6 +40,7 @@ def test_a_lost_store_costs_no_backoff_and_training_resumes(tmp_path: Path) -> N
             log = job.pods[index].log.read_text(errors="replace")
             assert "the rendezvous store went away" in log, log
         job.hold(False)
+        job.mark("new store")
         job.store()  # the Deployment's new store pod: empty
         job.pod(0), job.pod(1)
         assert (job.ended(0), job.ended(1)) == (0, 0), job.logs()

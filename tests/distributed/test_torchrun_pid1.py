@@ -98,7 +98,7 @@ def _preempt(shell: Shell, work: Path, grace: int, margin: int
         objects["Deployment/trainer-rendezvous"]), hostname="trainer-rendezvous",
         fields=FIELDS, rewrite={}, workdir=work)
     try:
-        kubelet.wait_for(lambda: "listening" in store.log.read_text(), 120, "the store")
+        kubelet.wait_for(lambda: "listening" in store.log.read_text(), READY_SECONDS, "the store")
         env = kubelet.container_env(worker, "trainer-0", FIELDS)
         argv = [kubelet.expand(str(a), env).replace(f"trainer-rendezvous:{port}",
                                                     f"127.0.0.1:{port}")
@@ -106,7 +106,7 @@ def _preempt(shell: Shell, work: Path, grace: int, margin: int
         container = {"command": argv, "env": [{"name": k, "value": v} for k, v in env.items()]}
         outcome = run(container, shell, work, grace=grace,
                       preemption=Preemption(ready=ckpt / "ready"),
-                      checkpoint_log=ckpt / "handlers.log", timeout=120)
+                      checkpoint_log=ckpt / "handlers.log", timeout=READY_SECONDS)
     finally:
         store.kill_tree()
     return outcome, argv, env

@@ -34,11 +34,17 @@ def summary(counts: str, rules: int | None = None) -> str:
 
 
 def selected(args: Sequence[str]) -> list[str]:
-    """``args`` with ``--select`` of RULES added to a lint command that selects nothing."""
+    """``args`` with ``--select`` of RULES added to a lint command that selects nothing, and
+    the profile these expectations were written for to one that names none (what a run
+    infers without one is tests/cli/test_input_facts.py's subject)."""
     args = list(args)
-    if args[:1] == ["lint"] and "--select" not in args:
-        args += [option for rule in RULES for option in ("--select", rule)]
-    return args
+    end = args.index("--") if "--" in args else len(args)  # options go before the file names
+    options, names = args[:end], args[end:]
+    if options[:1] == ["lint"] and "--select" not in options:
+        options += [option for rule in RULES for option in ("--select", rule)]
+    if options[:1] == ["lint"] and "--profile" not in options and "--config" not in options:
+        options += ["--profile", "together"]
+    return options + names
 
 
 @pytest.fixture

@@ -3,8 +3,10 @@ hostile bytes planted into real files, and the promises checked on each run:
 
 - the exit code is 0, 1 or 2 (never 3, an internal error; never a crash);
 - no traceback, on either stream;
-- exit 2 says why in one line on stderr naming the file it is about;
-- nothing from input reaches stderr raw (an escape sequence, a carriage return);
+- exit 2 says why in one line on stderr naming the file it is about, and writes nothing on
+  stdout (no half report, no half manifest);
+- nothing from input reaches a terminal raw (an escape sequence, a carriage return, a
+  bidirectional override), on either stream, in any format;
 - time is bounded (``TIME_LIMIT_S`` a run), and so is memory: in real processes under an
   address-space cap (``MEMORY_CAP``, set with setrlimit in the child).
 
@@ -14,7 +16,7 @@ hostile piece inserted, a value replaced by one, the text cut short. Runs are in
 (click's CliRunner) but for the memory and signal promises. Deterministic (``derandomize``)
 and time-boxed (``max_examples``): CI runs every example of every test each time, well within
 a minute of CPU. Inputs that once broke a promise are kept as ``@example``s.
-``PMANIFEST_FUZZ_EXAMPLES=N`` runs N examples a test instead of 25, for a deeper run by hand.
+``PMANIFEST_FUZZ_EXAMPLES=N`` runs N examples a test instead of 40, for a deeper run by hand.
 """
 
 from __future__ import annotations
@@ -148,18 +150,20 @@ def _promised(code: int, stdout: bytes, stderr: bytes, names: list[str]) -> None
     err = stderr.decode("utf-8", "replace")
     assert code in (0, 1, 2), f"exit {code}: {err[-2000:]}"
     assert b"Traceback" not in stdout + stderr, err[-2000:]
-    for raw in (b"\x1b", b"\r", b"\x9b"):  # what would act on a terminal, from input
-        assert raw not in stderr, err[-2000:]
+    for raw in (b"\x1b", b"\r", "\x9b".encode(), "\u202e".encode()):  # what a terminal acts
+        assert raw not in stderr, err[-2000:]  # on, from input: escaped in every report and
+        assert raw not in stdout, stdout[-2000:]  # message (JSON and YAML escape it too)
     if code == 2:
         last = err.rstrip("\n").rsplit("\n", 1)[-1]
         assert last, "exit 2 without a word"
         assert any(name in last for name in names), f"the error names no input: {last!r}"
+        assert not stdout, f"exit 2 with something on stdout: {stdout[:300]!r}"
 
 
 # -- every entry point ---------------------------------------------------------------------------
 
 # PMANIFEST_FUZZ_EXAMPLES=1000 for a deeper run by hand (still derandomized: the same inputs)
-EXAMPLES_PER_TEST = int(os.environ.get("PMANIFEST_FUZZ_EXAMPLES", "25"))
+EXAMPLES_PER_TEST = int(os.environ.get("PMANIFEST_FUZZ_EXAMPLES", "40"))
 FUZZ = settings(max_examples=EXAMPLES_PER_TEST, derandomize=True, deadline=None, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
@@ -183,6 +187,7 @@ def test_lint(raw: bytes, name: str, fmt: str) -> None:
 @example(_example("serving.yaml") + b"\n  memory: 99999999999999999999Gi\n")
 def test_render(raw: bytes) -> None:
     check(["render", "-f", "spec.yaml"], {"spec.yaml": raw})
+    check(["render", "-f", "-", "-O", "out.json"], {}, stdin=raw, names=["<stdin>", "stdin"])
 
 
 @functools.cache
@@ -194,6 +199,8 @@ def _rendered(spec: str) -> bytes:
 
 @FUZZ
 @given(st.sampled_from(["finetune-sigterm.yaml", "serving.yaml"]), _OPS)
+@example("serving.yaml", [("insert", 0, b"\x1b[31m")])  # found here: the diff showed it raw
+@example("serving.yaml", [("insert", 5000, b"\r")])  # and split the line at a bare CR
 def test_render_check(spec: str, ops: list[tuple[str, int, bytes]]) -> None:
     rendered = _rendered(spec)
     code = check(["render", "-f", "spec.yaml", "--check", "rendered.yaml"],
@@ -205,6 +212,7 @@ def test_render_check(spec: str, ops: list[tuple[str, int, bytes]]) -> None:
 @FUZZ
 @given(inputs("request"), st.sampled_from(["text", "json"]))
 @example(b"# saved\rtg beta clusters create --num-gpus 8\n", "text")  # issue 24: IndexError
+@example(b"tg beta clusters create --num-gpus " + b"9" * 5000 + b"\n", "text")  # exit 3
 @example(b"# saved\xe2\x80\xa8tg beta clusters create --num-gpus 8\n", "text")
 @example(b'{"allocated_preemptible_gpus": 1e304, "num_gpus": 8}', "json")  # OverflowError
 def test_cluster_check(raw: bytes, fmt: str) -> None:
@@ -219,10 +227,13 @@ def test_lint_with_a_cluster(request: bytes, manifest: bytes) -> None:
 
 
 @FUZZ
-@given(inputs("events"), st.sampled_from(["text", "json"]))
-def test_cluster_events(raw: bytes, fmt: str) -> None:
-    check(["cluster", "events", "--format", fmt, "--checkpoint-seconds", "90", "events.json"],
-          {"events.json": raw})
+@given(inputs("events"), st.sampled_from(["text", "json"]), st.booleans())
+@example(_example("cluster", "kubectl-events.json").replace(  # issue 24: raw on the terminal
+    b'"gpu-preemptible-dp-p5z2k"', b'"\\u001b[2J\\r\\ngpu-\\u202e' + b"x" * 100_000 + b'"'),
+    "text", True)  # (and a row padded to a 100,000-character name: the events table)
+def test_cluster_events(raw: bytes, fmt: str, plot: bool) -> None:
+    check(["cluster", "events", "--format", fmt, "--checkpoint-seconds", "90", "events.json",
+           *(["--plot", "timeline.svg"] if plot else [])], {"events.json": raw})
 
 
 @FUZZ

@@ -295,7 +295,7 @@ def test_pattern_properties_meet_a_number_key(tmp_path: Path, runner: CliRunner,
                   additionalProperties: {additional}
         """))
     (tmp_path / "cm.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n"
-                                      "  labels: {1: x, ok: v}\n  name: n\n")
+                                      "  labels: {1: x, ok: y}\n  name: n\n")
     result = invoke(runner, ["lint", "cm.yaml", "--policies", "pol", "--select", "ACME001"])
     assert (result.exit_code, result.stdout, result.stderr) == (
         1, "".join(line + "\n" for line in expected),

@@ -90,7 +90,8 @@ def test_a_closed_stdout_is_exit_2(work: Path, name: str) -> None:
 def test_nothing_to_write_needs_no_stdout(work: Path) -> None:
     (work / "clean.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n")
     clean = summary("0 errors, 0 warnings, 0 info in 1 file (1 object)",  # on stderr
-                    len(registry()))  # (run as it is: every rule)
+                    len(registry())) \
+        + "profile together, the default: no provider label found\n"  # (run as it is)
     assert _closed_stdout(["lint", "clean.yaml"], work) == (0, clean)
     with open(_full_device(work), "wb") as full:
         assert _with_stdout(["lint", "clean.yaml"], full, work) == (0, clean)
@@ -270,6 +271,21 @@ def test_sigterm_during_a_parallel_lint_ends_quietly_with_143(tmp_path: Path, to
     else:
         os.killpg(proc.pid, signal.SIGTERM)
     assert _ended(proc, workers, 10)[:3] == (143, b"", "")
+
+
+def test_sigterm_to_a_run_without_workers_is_143_and_writes_nothing(tmp_path: Path) -> None:
+    """Any run: SIGTERM ends it like an error (the one writer removes its temp files, no
+    report is half-written), quietly, with 143; it was killed outright (no cleanup)."""
+    _heavy_tree(tmp_path / "tree", 64, 150)
+    proc = subprocess.Popen([*PMANIFEST, "lint", "--jobs", "1", "tree", "--format", "json",
+                             "--output", "report.json"], cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV)
+    time.sleep(3)  # started, reading and linting
+    assert proc.poll() is None, "the run ended before the signal"
+    proc.send_signal(signal.SIGTERM)
+    stdout, stderr = proc.communicate(timeout=30)
+    assert (proc.returncode, stdout, stderr) == (143, b"", b"")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["tree"]
 
 
 # -- item 28: --jobs is capped -------------------------------------------------------------------

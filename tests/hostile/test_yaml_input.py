@@ -78,7 +78,7 @@ LINT: dict[str, tuple[str, int, str, str]] = {
     # 14: an anchor on a key is recorded: this is valid YAML
     "anchored-key": (
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  labels:\n    &k app: x\n"
-        "  annotations:\n    *k : v\ndata: {from-key: *k}\n", 0, "", CLEAN_1),
+        "  annotations:\n    *k : y\ndata: {from-key: *k}\n", 0, "", CLEAN_1),
     "anchored-key-duplicated-by-its-alias": (
         CONFIGMAP + "data: {&k a: x, *k : y}\n",
         1, "4:17: error PM001[yaml-syntax-error] duplicate key 'a'\n", SUMMARY_1),

@@ -35,8 +35,10 @@ def test_sarif_file_and_text_on_stdout_from_one_pass(runner: CliRunner, tmp_path
     assert result.exit_code == 1
     assert "k8s/train.yaml:8:7: error PM002[schema-invalid]" in result.stdout
     assert "k8s/finetune.yaml:9:7: error PM201[grace-period-over-limit]" in result.stdout
-    assert result.stderr.endswith(f"in 2 files (2 objects, {RULES} rules)\n")  # summary, once
-    assert result.stderr.count("\n") == 1
+    # the summary, once, and the profile the run inferred
+    assert result.stderr.endswith(f"in 2 files (2 objects, {RULES} rules)\nprofile together, "
+                                  "inferred from together.ai/compute-class in 1 object\n")
+    assert result.stderr.count("\n") == 2
     log = json.loads((tmp_path / "results.sarif").read_text())
     assert schema_errors(log) == []
     located = {
@@ -66,7 +68,8 @@ def test_github_annotations_at_the_line(runner: CliRunner) -> None:
             "unknown key 'terminationGracePeriodSecond' in spec.template.spec; did you mean "
             "'terminationGracePeriodSeconds'?\n") in result.stdout
     # every run ends with the summary on stderr, whatever the format: a CI log shows what ran
-    assert result.stderr == f"1 error, 0 warnings, 0 info in 1 file (1 object, {RULES} rules)\n"
+    assert result.stderr == f"1 error, 0 warnings, 0 info in 1 file (1 object, {RULES} rules)\n" \
+        "profile together, the default: no provider label found\n"
 
 
 def test_three_files_and_dash_for_stdout(runner: CliRunner, tmp_path: Path) -> None:
@@ -88,7 +91,8 @@ def test_three_files_and_dash_for_stdout(runner: CliRunner, tmp_path: Path) -> N
 def test_outputs_only_to_files_print_nothing(runner: CliRunner, tmp_path: Path) -> None:
     result = runner.invoke(main, ["lint", *SELECT, "k8s", "--format", "json", "--output", "r.json"])
     assert (result.exit_code, result.stdout, result.stderr) == (
-        1, "", f"2 errors, 0 warnings, 0 info in 2 files (2 objects, {RULES} rules)\n")
+        1, "", f"2 errors, 0 warnings, 0 info in 2 files (2 objects, {RULES} rules)\n"
+        "profile together, inferred from together.ai/compute-class in 1 object\n")
     assert json.loads((tmp_path / "r.json").read_text())["summary"]["errors"] == 2
 
 

@@ -98,6 +98,8 @@ def test_coordinator_names(name: str, coordinator: bool) -> None:
     ("bitnami/redis-sentinel:7.2", True), ("mongodb/mongodb-community-server:7.0-ubi8", True),
     ("quay.io/sclorg/postgresql-15-c9s", True), ("postgres16-exporter", False),
     ("redis-operator", False), ("mysqld-exporter", False), ("etcd-backup-v2", False),
+    ("chrislusf/seaweedfs:4.00", True), ("qdrant/qdrant:v1.12.1", True),
+    ("milvusdb/milvus:v2.4.0", True), ("semitechnologies/weaviate:1.26", True),
 ])
 def test_stateful_images_are_matched_by_whole_name(image: str, stateful: bool) -> None:
     assert stateful_image(image) is stateful

@@ -139,8 +139,12 @@ def test_karpenter_lint_uses_its_label_and_cap(tmp_path: Path) -> None:
                "pod is doing; set it to 120 or less and finish the checkpoint inside that "
                "window")]
     # the together profile does not know the karpenter label: 300 s is within its cap anyway
-    together = CliRunner().invoke(main, ["lint", "--format", "json", "-"], input=JOB_300)
+    together = CliRunner().invoke(main, ["lint", "--profile", "together", "--format", "json",
+                                         "-"], input=JOB_300)
     assert "PM201" not in together.stdout
+    # with no profile given, the karpenter label tells the provider
+    inferred = CliRunner().invoke(main, ["lint", "--format", "json", "-"], input=JOB_300)
+    assert "PM201" in [f["rule"] for f in json.loads(inferred.stdout)["findings"]]
     config = tmp_path / ".pmanifest.yaml"
     config.write_text("profile: karpenter\n")
     from_config = CliRunner().invoke(main, ["lint", "--config", str(config), "-"],

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from pmanifest.cli.main import main
 from pmanifest.render.distributed import STORE_SCRIPT
-from pmanifest.render.elastic import LAUNCHER, STORE_LOST_EXIT
+from pmanifest.render.elastic import LAUNCHER, STORE_LOST_EXIT, STORE_OPS
 from pmanifest.render.engine import RenderOptions, render_text
 
 from .conftest import ROOT
@@ -55,7 +55,7 @@ def test_torchrun_job_shape() -> None:
     assert container["command"][:2] == ["/bin/sh", "-c"]  # the supervisor
     # the launcher (its join timeout: how long it waits for the store), then torchrun
     assert container["args"] == [
-        "python", "-c", LAUNCHER, "600",
+        "python", "-c", LAUNCHER, STORE_OPS, "600",
         "torchrun", "--nnodes", "2:4", "--nproc-per-node", "8", "--max-restarts", "10",
         "--rdzv-backend", "c10d", "--rdzv-endpoint", "trainer-rendezvous:29400",
         "--rdzv-id", "$(PMANIFEST_RDZV_ID)",

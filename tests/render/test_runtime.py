@@ -248,7 +248,7 @@ def test_the_vllm_example_rolls_out_within_its_progress_deadline() -> None:
 @pytest.mark.parametrize(("requests", "limits"), [
     ("{cpu: 1500m}", "{cpu: '1.5'}"),
     ("{memory: 1Gi}", "{memory: 1024Mi}"),
-    ("{memory: 1e3}", "{memory: 1k}"),
+    ("{memory: '1e3'}", "{memory: 1k}"),  # (unquoted, 1e3 is the number 1000)
     ("{cpu: 8}", "{}"),
     ("{ephemeral-storage: 100Gi}", "{ephemeral-storage: 0.5Ti}"),
     ("{hugepages-2Mi: 1Gi}", "{hugepages-2Mi: 1024Mi}"),

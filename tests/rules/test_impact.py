@@ -44,6 +44,7 @@ def severities(text: str, **options: object) -> list[tuple[str, str, bool]]:
     "{limits: {amd.com/gpu: 1}}", "{limits: {gpu.intel.com/i915: 1}}",
     "{limits: {aws.amazon.com/neuroncore: 2}}", "{limits: {aws.amazon.com/neuron: 1}}",
     "{limits: {google.com/tpu: 4}}", "{limits: {habana.ai/gaudi: 8}}",
+    "{limits: {npu.intel.com/accel: 1}}",
     "{claims: [{name: gpu}]}",
 ])
 def test_a_pod_with_an_accelerator_keeps_the_rule_s_severity(resources: str) -> None:
@@ -132,3 +133,20 @@ def test_explain_says_impact_decides_severity() -> None:
         text = " ".join(CliRunner().invoke(main, ["explain", rule]).stdout.split())
         assert "Impact decides severity: on a pod that requests no accelerator" in text
         assert "reported one severity level lower (error to warning, warning to info)" in text
+
+
+def test_a_serving_pod_s_impact_is_its_own() -> None:
+    """A CPU transformer beside a GPU predictor is one level lower; the predictor is not."""
+    transformer = KSERVE + """\
+  transformer:
+    nodeSelector: {together.ai/compute-class: preemptible}
+    containers: [{name: t, image: ghcr.io/acme/tokenizer:1}]
+"""
+    assert severities(transformer) == [("PM101", "error", False), ("PM101", "warning", True)]
+
+
+def test_an_accelerator_in_an_init_container_counts() -> None:
+    text = DEPLOYMENT.format(
+        placement=PREEMPTIBLE, resources="{}",
+        claims="initContainers: [{name: warm, image: i, resources: {limits: {nvidia.com/gpu: 1}}}]")
+    assert severities(text) == [("PM101", "error", False)]

@@ -227,7 +227,7 @@ CASES: list[tuple[str, str, str]] = [
             command: [run]
           - name: train
             role: serving
-            image: z
+            image: y
         """,
         "spec.yaml:6:11: workload name 'train' is already used by workloads[0]; give each "
         "workload its own name",
@@ -646,7 +646,7 @@ def test_refusal(spec: str, expected: str, tmp_path: object, monkeypatch: pytest
 
 
 def test_refusal_from_stdin_names_stdin() -> None:
-    spec = "apiVersion: pmanifest/v1\nworkloads:\n  - {name: x, image: z, role: serving, " \
+    spec = "apiVersion: pmanifest/v1\nworkloads:\n  - {name: x, image: y, role: serving, " \
            "compute: preemptible}\n"
     result = CliRunner().invoke(main, ["render", "-f", "-"], input=spec)
     assert result.exit_code == 2

@@ -101,6 +101,15 @@ def role(entry: str) -> str:
     return f"({own}) != '' ? ({own}) : (({on_object}) != '' ? ({on_object}) : ({fallback}))"
 
 
+def inferred(entry: str) -> str:
+    """Lint reads the role of the template ``entry`` from what its pod runs (no declared role,
+    the table's anchor empty, no database image): a policy cannot, and leaves it to lint."""
+    own = declared(f"{entry}.meta", ())
+    on_object = declared("object", ("metadata",))
+    return all_of([f"{entry}.inferred", f"({own}) == ''", f"({on_object}) == ''",
+                   f"!({stateful(f'{entry}.pod')})"])
+
+
 def _kind_role(kind: Kind, template: Template,
                roles: tuple[tuple[str, str], ...]) -> tuple[str, bool]:
     """The role a template of ``kind`` has when none is declared, and whether a database or
@@ -137,11 +146,17 @@ def _entry(kind: Kind, template: Template, roles: tuple[tuple[str, str], ...]) -
     job = pod[:-2] if template.job else None
     title = f"{kind.title or kind.kind} {template.part}".strip()
     kind_role, by_image = _kind_role(kind, template, roles)
+    configured = any(kind_matches((name,), kind.group, kind.kind) for name, _ in roles)
+    inferred = "false"
+    if template.anchor_if is not None and not configured:
+        anchor = parse(template.anchor_if)
+        inferred = f"!({present('object', anchor)} && size({at('object', anchor)}) > 0)"
     fields = {
         "pod": at("object", pod),
         "meta": _meta(template),
         "kindRole": string(kind_role),
         "byImage": "true" if by_image else "false",
+        "inferred": inferred,
         "containers": _containers(template),
         "job": "{}" if job is None else at("object", job),
         "isJob": "true" if job is not None else "false",

@@ -11,9 +11,13 @@ cannot be written (closed, full, a closed pipe) loses the messages, never change
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
+import signal
 import sys
+from collections.abc import Iterator
+from types import FrameType
 from typing import Any, NoReturn
 
 import click
@@ -70,6 +74,26 @@ def option_or_file(argv: list[str]) -> str | None:
     return None
 
 
+def _terminated(signum: int, frame: FrameType | None) -> None:
+    raise Terminated
+
+
+@contextlib.contextmanager
+def _terminable() -> Iterator[None]:
+    """SIGTERM raises Terminated for the run (from the main thread): what it was writing is
+    cleaned up as for any error (the one writer removes its temp files), then it exits 143
+    quietly. The disposition before is restored (one process may run several)."""
+    try:
+        previous = signal.signal(signal.SIGTERM, _terminated)
+    except ValueError:  # not the main thread: signals are not ours to arrange
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 class Command(click.Command):
     """A subcommand whose --help is written like any other output."""
 
@@ -124,7 +148,10 @@ class Boundary(click.Group):
         # integers to text guards programs that convert unbounded input, which none here does.
         sys.set_int_max_str_digits(0)
         try:
-            return super().main(*args, **kwargs)
+            with _terminable():
+                return super().main(*args, **kwargs)
+        except Terminated:  # while click parsed (invoke ends a run's own)
+            sys.exit(EXIT_TERMINATED)
         except OSError as exc:  # click's own output (usage errors) could not be written
             if exc.errno == errno.EPIPE:
                 to_null(1)

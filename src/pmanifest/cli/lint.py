@@ -23,11 +23,11 @@ from pmanifest.kube.document import Finding
 from pmanifest.lint.config import Config, config_from, resolve_profile, resolve_rule
 from pmanifest.lint.engine import SEVERITY_RANK, LintOptions
 from pmanifest.lint.gate import empty_run, foreign_note
-from pmanifest.lint.inputscan import scan_inputs
 from pmanifest.lint.kustomize import is_kustomization, mark_patches
 from pmanifest.lint.once import once_per_run
 from pmanifest.lint.parallel import Linted, default_jobs, lint_inputs
 from pmanifest.lint.passover import TEMPLATE, passed_notes
+from pmanifest.lint.platform import Chosen, informed
 from pmanifest.lint.progress import Progress
 from pmanifest.lint.sources import Exclude, FileRef, Problem, Source, check_paths, iter_inputs
 from pmanifest.lint.testharness import mark_assertions
@@ -99,17 +99,6 @@ def options_for(request: LintRequest, config: Config) -> LintOptions:
                        inline_suppressions=config.inline_suppressions, resolved=resolved)
 
 
-def informed(options: LintOptions, items: list[FileRef | Source | Problem]) -> LintOptions:
-    """``options`` with what the input tells: its on-demand ComputeClasses join the profile's
-    never-preemptible capacity (read under a profile that knows compute classes or such
-    capacity only)."""
-    profile = options.profile
-    if profile.compute_classes is None and not profile.standard_capacity:
-        return options
-    found = scan_inputs(items, ()).standard_classes
-    return options._replace(resolved=profile.with_standard_classes(found))
-
-
 def _cluster(path: str | None) -> ClusterRequest | None:
     """The cluster request of --cluster, read before any manifest (None without it)."""
     if path is None:
@@ -163,6 +152,7 @@ class _Run:
     demands: list[Demand] = field(default_factory=list)  # GPU demand (with --cluster)
     order: dict[str, int] = field(default_factory=dict)  # file -> its place in the input
     kept: dict[str, bytes] = field(default_factory=dict)  # what stdin and FIFOs held (--cluster)
+    profile: Chosen | None = None  # the run's profile and why
 
     def add(self, linted: Linted | Problem) -> None:
         if isinstance(linted, Problem):
@@ -202,7 +192,8 @@ class _Run:
     @property
     def summary(self) -> Summary:
         return Summary.of(self.findings, self.files, self.objects, tuple(self.checked),
-                          self.skipped, rules=self.rules, fragments=self.fragments)
+                          self.skipped, rules=self.rules, fragments=self.fragments,
+                          profile=self.profile and (self.profile.name, self.profile.why))
 
 
 class Collected(NamedTuple):
@@ -241,7 +232,9 @@ def collect(request: LintRequest, config: Config) -> Collected:
     found = _kept(iter_inputs(request.paths, request.stdin_filename, exclude, request.gitignore),
                   run, keep)
     inputs = mark_assertions(mark_patches(list(found)))
-    options = informed(options, inputs)  # the profile, with what the input tells
+    given = "--profile" if request.profile else "the config's profile:" if config.profile \
+        else None
+    options, run.profile = informed(options, inputs, given, list(config.profiles.values()))
     _lint_inputs(inputs, options, request, run)
     run.findings = once_per_run(run.findings)
     if run.demands:
@@ -265,8 +258,10 @@ def lint_with(request: LintRequest, config: Config) -> LintResult:
     if run.objects == 0 and not failed and not request.allow_empty:
         _nothing_checked(request, run, exclude)
     stdout = _reports(request, run, written)
+    said = [f"profile {run.profile.name}, {run.profile.why}"] \
+        if run.profile is not None and run.profile.inferred else []
     return LintResult(stdout, run.messages, summary_line(run.summary), 1 if failed else 0,
-                      tuple(notes))
+                      (*said, *notes))
 
 
 def _new_run(request: LintRequest, config: Config) -> _Run:
@@ -281,11 +276,9 @@ def _nothing_checked(request: LintRequest, run: _Run, exclude: Exclude) -> None:
     named = [request.stdin_filename if p == "-" else p for p in request.paths]
     by = " or ".join([*(["the config's exclude:"] if exclude.patterns else []),
                       *(["--exclude"] if exclude.given else [])])
-    left = ""
-    if not run.files:  # say what the directory walks left out, if anything
-        from pmanifest.lint.leftout import left_out
+    from pmanifest.lint.leftout import left_out  # what the directory walks left out, if any
 
-        left = left_out(request.paths, exclude, request.gitignore).describe()
+    left = left_out(request.paths, exclude, request.gitignore).describe()
     raise InputError(empty_run(named, run.files, run.fragments,
                                len(exclude.named_excluded(request.paths)), by, left,
                                run.passed[TEMPLATE]))

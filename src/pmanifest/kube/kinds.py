@@ -51,6 +51,7 @@ STATEFUL_IMAGES = frozenset({
     "percona", "redis", "valkey", "keydb", "memcached", "etcd", "zookeeper", "kafka",
     "rabbitmq", "mongo", "mongodb", "cassandra", "scylla", "cockroach", "nats", "pulsar",
     "clickhouse", "minio", "neo4j", "influxdb", "elasticsearch", "opensearch", "couchdb",
+    "seaweedfs", "qdrant", "milvus", "weaviate",
 })
 STATEFUL_SUFFIXES = frozenset({"server", "stack", "stack-server", "cluster", "standalone",
                                "sentinel", "community-server", "enterprise-server"})
@@ -99,6 +100,10 @@ class Template(NamedTuple):
     # template's pods survivable for the others (KubeRay GCS fault tolerance: the head's state
     # lives in a store, workers and Serve replicas keep running while a new head recovers it)
     fault_tolerant_if: tuple[tuple[str, ...], ...] = ()
+    # a path from the object whose non-empty value (or a database image) keeps the template's
+    # role; without either the role comes from what the pod runs (a StatefulSet with no
+    # volumeClaimTemplates may be a singleton controller, a server, a trainer)
+    anchor_if: str | None = None
 
 
 class Kind(NamedTuple):
@@ -128,7 +133,7 @@ def _ray(prefix: str, workers: str, ft: bool = False) -> tuple[Template, ...]:
     # numOfHosts pods for each (multi-host groups)
     pods = (Count(f"{group}replicas", 0, low=f"{group}minReplicas", high=f"{group}maxReplicas"),
             Count(f"{group}numOfHosts"))
-    ft_paths = ((*prefix.rstrip(".").split("."), "gcsFaultToleranceOptions"),
+    ft_paths = ((*[p for p in prefix.rstrip(".").split(".") if p], "gcsFaultToleranceOptions"),
                 RAY_FT_ANNOTATION) if ft else ()
     return (Template(f"{prefix}headGroupSpec.template.spec", COORDINATOR, "head", recovers=True,
                      fault_tolerant_if=ft_paths),
@@ -220,7 +225,8 @@ KINDS: tuple[Kind, ...] = (
     Kind(BUILTIN, "Deployment", (_SERVING,)),
     Kind(BUILTIN, "ReplicaSet", (_SERVING,)),
     Kind(BUILTIN, "ReplicationController", (_SERVING,)),
-    Kind(BUILTIN, "StatefulSet", (Template("spec.template.spec", COORDINATOR, pods=_REPLICATED),)),
+    Kind(BUILTIN, "StatefulSet", (Template("spec.template.spec", COORDINATOR, pods=_REPLICATED,
+                                           anchor_if="spec.volumeClaimTemplates"),)),
     Kind(BUILTIN, "DaemonSet", (Template("spec.template.spec", DAEMON_ROLE),)),
     Kind(BUILTIN, "PodTemplate", (Template("template.spec", WORKER),), runs=False),
     # KubeRay: the head holds the GCS; RayService workers host Serve replicas
@@ -289,6 +295,12 @@ KINDS: tuple[Kind, ...] = (
 )
 BY_KIND: dict[tuple[str, str], Kind] = {
     (group, k.kind): k for k in KINDS for group in (k.group, *k.former_groups)}
+# Specs of known kinds that other kinds embed, by the key that marks them, with their templates
+# (paths from the spec): a KubeRay cluster spec inside a kind pmanifest does not know keeps its
+# head and worker groups' roles and exemptions (Ray replaces lost pods and resumes on its own).
+EMBEDDED_SPECS: tuple[tuple[str, tuple[Template, ...]], ...] = (
+    ("headGroupSpec", _ray("", WORKER, ft=True)),
+)
 # Where a pod template found by shape may sit: the key that holds the pod spec.
 SHAPE_KEYS = frozenset({"spec", "podSpec", "template", "podTemplate"})
 _WORD = re.compile(r"[a-z0-9]+")

@@ -70,8 +70,15 @@ class Profile(NamedTuple):
     auto_toleration: bool = False  # the provider tolerates the taint for pods that ask for it
     compute_classes: ComputeClasses | None = None
     standard_capacity: tuple[Capacity, ...] = ()  # labels of never-preemptible capacity
+    provider_labels: tuple[str, ...] = ()  # other label keys (or prefixes) of this provider
     origin: str | None = None  # the config file of a custom profile (None: built in)
     extends: str | None = None  # the profile a custom one starts from
+
+    @property
+    def evidence(self) -> tuple[str, ...]:
+        """The label keys and prefixes whose use in an input tells this provider
+        (:func:`infer`)."""
+        return (self.label_key, *self.provider_labels)
 
     @property
     def preemptible_selector(self) -> dict[str, str]:
@@ -155,6 +162,8 @@ PROFILE_SCHEMA: dict[str, Any] = {
             "gracePeriodCap": {"type": "integer", "minimum": 1},
             "drainWindowSeconds": {"type": "integer", "minimum": 1},
             "autoToleration": {"type": "boolean"},
+            "providerLabels": {"type": "array", "minItems": 1,
+                               "items": {"type": "string", "minLength": 1}},
             "standardCapacity": {
                 "type": "array",
                 "items": {"type": "object", "additionalProperties": False, "required": ["key"],
@@ -238,6 +247,7 @@ def _profile(name: str, body: dict[str, Any]) -> Profile:
                                        classes["profile"]) if classes else None,
         standard_capacity=tuple(Capacity(c["key"], tuple(c.get("values", ())))
                                 for c in body.get("standardCapacity", ())),
+        provider_labels=tuple(body.get("providerLabels", ())),
     )
 
 
@@ -277,6 +287,8 @@ def profile_body(profile: Profile) -> dict[str, Any]:
         "drainWindowSeconds": profile.drain_window_seconds,
         "autoToleration": profile.auto_toleration,
     }
+    if profile.provider_labels:
+        body["providerLabels"] = list(profile.provider_labels)
     if profile.standard_capacity:
         body["standardCapacity"] = [{"key": c.key, **({"values": list(c.values)} if c.values
                                                       else {})}
@@ -368,3 +380,4 @@ def get_profile(name: str = DEFAULT_PROFILE) -> Profile:
         known = ", ".join(sorted(profiles))
         raise ConfigError(f"unknown profile {name!r}; known profiles: {known}")
     return profiles[name]
+

@@ -27,10 +27,11 @@ if TYPE_CHECKING:
 
 GPU = "nvidia.com/gpu"
 # Extended resources of accelerators, by prefix: NVIDIA GPUs (whole, shared, MIG slices), AMD
-# and Intel GPUs, AWS Trainium and Inferentia (neuron, neuroncore, neurondevice), TPUs, Gaudi.
+# and Intel GPUs (and Intel NPUs and FPGAs), AWS Trainium and Inferentia (neuron, neuroncore,
+# neurondevice), TPUs, Gaudi.
 ACCELERATOR_PREFIXES = ("nvidia.com/gpu", "nvidia.com/mig-", "amd.com/gpu", "gpu.intel.com/",
-                        "aws.amazon.com/neuron", "google.com/tpu", "cloud-tpus.google.com/",
-                        "habana.ai/")
+                        "npu.intel.com/", "fpga.intel.com/", "aws.amazon.com/neuron",
+                        "google.com/tpu", "cloud-tpus.google.com/", "habana.ai/")
 BEST_EFFORT, BURSTABLE, GUARANTEED = "BestEffort", "Burstable", "Guaranteed"
 QOS_RESOURCES = ("cpu", "memory")
 # What render requests for each GPU when the spec gives no CPU or memory of its own: a floor
@@ -181,14 +182,16 @@ def pod_gpus(workload: Workload) -> tuple[int, Path]:
 
 # --- accelerators: what decides a placement finding's impact ---------------------------------
 
-def requests_accelerator(workload: Workload) -> bool:
-    """Does ``workload``'s object run pods that ask for an accelerator: the template's own, or
-    another template of the same document (a Ray head's GPU workers: a coordinator's impact
-    is the pods that depend on it)? The one answer every rule asks."""
+def requests_accelerator(workload: Workload, dependents: bool = False) -> bool:
+    """Does a pod of ``workload`` ask for an accelerator (:func:`pod_requests_accelerator`)?
+    ``dependents``: or another pod of the same document, which depends on it (a Ray head's
+    GPU workers: a coordinator's impact is the pods it takes down). The one answer every rule
+    asks."""
     if pod_requests_accelerator(workload.pod, workload.container_keys):
         return True
-    return any(pod_requests_accelerator(found.pod, found.template.containers)
-               for found in find(workload.doc.data) if found.pod is not workload.pod)
+    return dependents and any(pod_requests_accelerator(found.pod, found.template.containers)
+                              for found in find(workload.doc.data)
+                              if found.pod is not workload.pod)
 
 
 def pod_requests_accelerator(pod: dict[str, Any],

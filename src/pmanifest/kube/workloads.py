@@ -13,10 +13,12 @@ A template's role, first found wins:
 2. for a LeaderWorkerSet leader: coordinator when the set's pods are workers, else the set's
    role (the role declared on the object, else the kind's);
 3. ``pmanifest.io/role`` on the object, else the config's ``roles:`` entry for the kind;
-4. what the table says: the kind's role, a coordinator name (``leader``, ``Master``, ``ps``)
+4. for a template the table anchors only with something in the object (a StatefulSet without
+   volumeClaimTemplates, running no database image): what the pod runs, as in 5;
+5. what the table says: the kind's role, a coordinator name (``leader``, ``Master``, ``ps``)
    for templates named by their replicatedJob, task or replica, and a database or queue image
    (postgres, redis, kafka, ...) for Deployments and ReplicaSets;
-5. for a template found by shape in a kind the table does not know: what the pod runs
+6. for a template found by shape in a kind the table does not know: what the pod runs
    (:func:`pmanifest.kube.roles.infer`: an inference server is serving, a training launcher or
    a pod that runs to completion a worker, a database a coordinator), else ``unknown``.
 """
@@ -190,7 +192,18 @@ def role_of(data: Any, found: Found, roles: Roles = ()) -> tuple[str, bool, str]
         holder = get(data, found.pod_path[:-2])
         inference = infer(found.pod, job_like(holder, found.pod_path))
         return inference.role, False, inference.reason
+    if template.anchor_if is not None and not _anchored(data, found):
+        inference = infer(found.pod)
+        return inference.role, False, inference.reason
     return _table_role(found), False, ""
+
+
+def _anchored(data: Any, found: Found) -> bool:
+    """Does the table's role hold for a template with ``anchor_if``: a non-empty value there
+    (a StatefulSet's volumeClaimTemplates), or a database image?"""
+    assert found.template.anchor_if is not None
+    value = get(data, found.resolve(found.template.anchor_if))
+    return (bool(value) and isinstance(value, list | dict | str)) or _stateful(found.pod)
 
 
 def _table_role(found: Found) -> str:

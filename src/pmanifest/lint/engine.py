@@ -8,13 +8,13 @@ batch after its rules ran, so a document with many findings is parsed again once
 finding. Suppressions (annotations, inline comments) are applied here so no rule knows them;
 one that suppresses nothing is reported (PM005). Patch fragments are not linted (PM007), nor
 YAML that is no object (no apiVersion and kind: another tool's, whatever tags it uses; counted).
-Nor are unrendered templates (a ``{{ }}`` broke the YAML) and test assertions (see
-:mod:`.testharness`): counted (``FileResult.passed``), the run says so once.
+Nor are unrendered templates and test assertions (:mod:`.passover`): counted, said once.
 """
 
 from __future__ import annotations
 
 import sys
+from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from pmanifest.catalogue import lowered
 from pmanifest.kube.document import Document, Finding, ObjectRef
 from pmanifest.kube.profile import DEFAULT_PROFILE, Profile, get_profile
+from pmanifest.kube.provider import document_profile
 from pmanifest.kube.workloads import (
     Workload,
     annotation_paths,
@@ -33,7 +34,7 @@ from pmanifest.kube.workloads import (
     workloads_of,
 )
 from pmanifest.lint.fragments import fragment
-from pmanifest.lint.passover import TEMPLATE_FILE, passed_over
+from pmanifest.lint.passover import ASSERTION, PLACEHOLDER, TEMPLATE_FILE
 from pmanifest.lint.suppress import (
     SUPPRESSION_MARK,
     Metas,
@@ -48,7 +49,7 @@ from pmanifest.loader.documents import Broken, Loaded, YamlProblem, decode, load
 from pmanifest.loader.positions import Pos, dotted
 from pmanifest.rules import Context, Hit, ObjectContext, Rule, registry
 from pmanifest.schema.kubernetes import DEFAULT_KUBERNETES_VERSION
-from pmanifest.schema.placeholders import holds_placeholders
+from pmanifest.schema.placeholders import holds_placeholders as holds
 
 if TYPE_CHECKING:
     from pmanifest.cluster.demand import Demand
@@ -75,6 +76,7 @@ class LintOptions(NamedTuple):
     inline_suppressions: bool = True  # honour ignore comments and annotations (config)
     resolved: Profile | None = None  # the profile itself (a config's custom profile)
     selector_labels: tuple[tuple[str, str], ...] = ()  # (per file: see lint_file)
+    others: tuple[Profile, ...] = ()  # inferred for a mixed input: the other providers'
 
     @property
     def profile(self) -> Profile:
@@ -106,10 +108,8 @@ def lint_bytes(raw: bytes, file: str, options: LintOptions) -> list[Finding]:
     """All findings for one file, sorted by position (whole-input rules included, the file
     being the whole input, its ComputeClasses included)."""
     if b"ComputeClass" in raw:
-        from pmanifest.lint.inputscan import scan
-
-        found = scan([raw], ()).standard_classes
-        options = options._replace(resolved=options.profile.with_standard_classes(found))
+        from pmanifest.lint.inputscan import on_demand_classes as found
+        options = options._replace(resolved=options.profile.with_standard_classes(found(raw)))
     result = lint_file(raw, file, options)
     if not result.demands:
         return result.findings
@@ -130,19 +130,16 @@ class _Collected:
     skipped: int = 0  # objects of kinds pmanifest cannot read
     fragments: int = 0
     foreign: int = 0  # documents without apiVersion and kind: another tool's YAML
-    assertions: int = 0  # objects that are test assertions, not linted
-    placeholders: bool = False  # a value is wholly an unrendered placeholder
+    passed: Counter[str] = field(default_factory=Counter)  # test assertions, placeholders
     used: set[tuple[int, str]] = field(default_factory=set)  # (comment line, rule) it hid
     broken: bool = False  # a document did not parse (its comments suppressed nothing)
 
 
 def lint_file(raw: bytes, file: str, options: LintOptions, patch_of: str | None = None,
-              selector_labels: tuple[tuple[str, str], ...] = (),
+              selector_labels: tuple[tuple[str, str], ...] | None = None,
               assertion: bool = False) -> FileResult:
-    """Findings and counts for one file; ``patch_of``: the kustomization that names the file
-    as a patch (then every object in it is a fragment, see :mod:`pmanifest.lint.fragments`);
-    ``selector_labels``: what a kustomization adds to its objects' selectors; ``assertion``:
-    a test harness reads the file's objects as patterns."""
+    """Findings and counts for one file; ``patch_of``: the kustomization naming it a patch (see
+    :mod:`.fragments`); ``selector_labels``: a kustomize resource's; ``assertion``: patterns."""
     try:
         text = decode(raw)
     except YamlProblem as problem:
@@ -153,17 +150,17 @@ def lint_file(raw: bytes, file: str, options: LintOptions, patch_of: str | None 
              and r.applies in ("workload", "object") and options.enabled(r.meta.id)]
     out = _Collected()
     patterns, dollar = "(" in text, "$" in text  # (a JMESPath key, a placeholder needs one)
-    for item in load_documents(text, foreign_tags=True):  # one at a time: memory follows one
-        if isinstance(item, Broken) and item.problem.templated:  # the rendered output is the
-            return FileResult([], 0, passed=TEMPLATE_FILE)  # input: nothing here is linted
+    for item in load_documents(text, foreign_tags=True, kustomize=selector_labels is not None):
+        if isinstance(item, Broken) and item.problem.templated:  # lint the rendered output
+            return FileResult([], 0, passed=TEMPLATE_FILE)
         _lint_item(item, file, lines, rules, options, out, patch_of, assertion, patterns)
-        out.placeholders |= dollar and isinstance(item, Loaded) and holds_placeholders(item.data)
+        out.passed[PLACEHOLDER] |= dollar and isinstance(item, Loaded) and holds(item.data)
     if SUPPRESSION_MARK in text and options.enabled(SUPPRESSION_RULE):
         out.findings.extend(_comment_findings(file, lines, options, _checked(rules, out),
                                               out.used, out.findings))
     return FileResult(sorted(out.findings, key=Finding.sort_key), out.objects, tuple(out.labels),
                       tuple(out.demands), out.skipped, out.fragments, out.foreign,
-                      passed_over(out.assertions, out.placeholders))
+                      tuple(out.passed.items()))
 
 
 def _lint_item(item: Loaded | Broken, file: str, lines: tuple[str, ...], rules: list[Rule],
@@ -181,7 +178,7 @@ def _lint_item(item: Loaded | Broken, file: str, lines: tuple[str, ...], rules: 
         out.broken = True
         out.findings.extend(_syntax_findings(file, item.tag_problem, options))
     elif assertion or (patterns and is_pattern(doc.data)):
-        out.assertions += 1
+        out.passed[ASSERTION] += 1
     else:
         _lint_document(doc, rules, options, out, patch_of, item.dollar)
 
@@ -190,6 +187,9 @@ def _lint_document(doc: Document, rules: list[Rule], options: LintOptions,
                    out: _Collected, patch_of: str | None, dollar: bool = True) -> None:
     checked: list[tuple[Document, list[tuple[Rule, Hit]], Metas | None]] = []
     whole = []
+    if options.others:  # a mixed input: a document that names another provider's label is its
+        options = options._replace(resolved=document_profile(doc.data, options.profile,
+                                                             options.others))
     profile = options.profile
     for obj in _objects(doc):
         found = fragment(obj, patch_of, dollar)
@@ -240,7 +240,7 @@ def _checked(rules: list[Rule], out: _Collected) -> frozenset[str]:
     """The rules whose every finding in the file was looked for, so that a comment naming one
     of them that suppressed nothing is on the wrong line: none when a document did not parse
     or held a patch fragment (neither is linted)."""
-    if out.broken or out.fragments or out.assertions:
+    if out.broken or out.fragments or out.passed[ASSERTION]:
         return frozenset()
     return frozenset({*(r.meta.id for r in rules), SUPPRESSION_RULE})
 

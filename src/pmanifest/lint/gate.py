@@ -36,6 +36,8 @@ def empty_run(named: list[str], files: int, fragments: int, excluded: int,
             found += f" ({templates} of them unrendered templates)"
         if fragments:
             found += f" but {_plural(fragments, 'patch fragment')} (PM007)"
+        if left:
+            found += f"; YAML files not walked: {left}"
     elif excluded:
         found = f"{_plural(excluded, 'named path')} excluded by {by}"
     elif left:

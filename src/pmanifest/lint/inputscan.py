@@ -11,7 +11,7 @@ is read once, by the lint itself, and tells nothing here).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, NamedTuple
 
 from pmanifest.lint.sources import FileRef, Problem, Source
@@ -34,22 +34,34 @@ def scan(raws: Iterable[bytes], keys: Iterable[str]) -> InputFacts:
     for raw in raws:
         found = [k for k in wanted if k in raw]
         if found:
-            for doc in raw.split(b"\n---"):
-                labels.update(k.decode("utf-8") for k in found if _written(doc, k))
+            starts = [0, *(m + 1 for m in _all(raw, b"\n---"))]
+            for key in found:
+                labels[key.decode("utf-8")] += len(_documents(raw, key, starts))
         if COMPUTE_CLASS in raw:
             classes.update(compute_classes(raw))
     return InputFacts(dict(labels), tuple(sorted(n for n, on_demand in classes.items()
                                                  if on_demand)))
 
 
-def _written(doc: bytes, key: bytes) -> bool:
-    """``key`` occurs in ``doc`` outside a comment."""
-    at = doc.find(key)
+def _all(raw: bytes, text: bytes) -> Iterator[int]:
+    at = raw.find(text)
     while at >= 0:
-        if b"#" not in doc[doc.rfind(b"\n", 0, at) + 1:at]:
-            return True
-        at = doc.find(key, at + 1)
-    return False
+        yield at
+        at = raw.find(text, at + 1)
+
+
+def _documents(raw: bytes, key: bytes, starts: list[int]) -> set[int]:
+    """The documents (by their place in ``starts``) where ``key`` is written outside a
+    comment."""
+    import bisect
+
+    return {bisect.bisect_right(starts, at) for at in _all(raw, key)
+            if b"#" not in raw[raw.rfind(b"\n", 0, at) + 1:at]}
+
+
+def on_demand_classes(raw: bytes) -> tuple[str, ...]:
+    """The ComputeClasses of one file whose every priority is on-demand."""
+    return scan([raw], ()).standard_classes
 
 
 def compute_classes(raw: bytes) -> dict[str, bool]:

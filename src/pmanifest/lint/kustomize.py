@@ -38,7 +38,8 @@ def is_kustomization(path: str) -> bool:
 
 def mark_patches(items: list[FileRef | Source | Problem]) -> list[FileRef | Source | Problem]:
     """The inputs, with ``patch_of`` set on every file a kustomization names as a patch and
-    ``selector_labels`` on every resource file whose selectors a kustomization fills in."""
+    ``selector_labels`` on every file a kustomization names as a resource (the labels it adds
+    to the selectors of the file's objects, if any)."""
     files = [item for item in items if isinstance(item, FileRef)]
     if not files:
         return items
@@ -75,10 +76,10 @@ def patch_files(kustomizations: Iterable[str]) -> dict[str, str]:
 
 
 def selector_labels(kustomizations: Iterable[str]) -> dict[str, dict[str, str]]:
-    """Real path of every resource file whose selectors a kustomization fills in -> the
-    labels it puts there: ``commonLabels``, and ``labels`` entries with ``includeSelectors:
-    true``, of the kustomization naming the file and of every one including that one's
-    directory (an overlay's labels reach its bases' resources)."""
+    """Real path of every file a kustomization names as a resource -> the labels kustomize
+    puts in its selectors (none, often): ``commonLabels``, and ``labels`` entries with
+    ``includeSelectors: true``, of the kustomization naming the file and of every one
+    including that one's directory (an overlay's labels reach its bases' resources)."""
     found: dict[str, dict[str, str]] = {}
     seen: set[tuple[str, tuple[tuple[str, str], ...]]] = set()
     stack: list[tuple[str, dict[str, str]]] = [(_real(k), {}) for k in kustomizations]
@@ -98,7 +99,7 @@ def selector_labels(kustomizations: Iterable[str]) -> dict[str, dict[str, str]]:
                           if os.path.isfile(os.path.join(target, name))), None)
             if inner is not None:
                 stack.append((inner, labels))
-            elif labels and os.path.isfile(target):
+            elif os.path.isfile(target):
                 found.setdefault(target, {}).update(labels)
     return found
 

@@ -67,7 +67,7 @@ def _lint_one(item: FileRef | Source | Problem, options: LintOptions) -> Linted 
     if isinstance(source, Problem):
         return source
     patch_of = item.patch_of if isinstance(item, FileRef) else None
-    labels = item.selector_labels if isinstance(item, FileRef) else ()
+    labels = item.selector_labels if isinstance(item, FileRef) else None
     assertion = isinstance(item, FileRef) and item.assertion is not None
     result = lint_file(source.raw, source.name, options, patch_of, labels, assertion)
     return Linted(source.name, result, source.identity)
@@ -131,10 +131,12 @@ def _pool(workers: int) -> Iterator[Any]:
 
     try:
         yield submit
+    except BaseException:  # an error, a signal, a dead worker, the consumer gone: end them all
+        for child in multiprocessing.active_children():
+            child.terminate()
+        raise
     finally:
-        for child in multiprocessing.active_children():  # on an error or a signal: all of them
-            child.terminate()  # (a finished run has none left running)
-        executor.shutdown(wait=True, cancel_futures=True)
+        executor.shutdown(wait=True, cancel_futures=True)  # (a finished run: they just exit)
         for signum, handler in previous.items():
             signal.signal(signum, handler)
 

@@ -16,12 +16,6 @@ PLACEHOLDER = "placeholder"  # a file with values that are wholly a placeholder
 TEMPLATE_FILE = ((TEMPLATE, 1),)
 
 
-def passed_over(assertions: int, placeholders: bool) -> tuple[tuple[str, int], ...]:
-    """What a file that was linted passed over: its assertions, its placeholders."""
-    found = ((ASSERTION, assertions),) if assertions else ()
-    return (*found, (PLACEHOLDER, 1)) if placeholders else found
-
-
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 

@@ -71,8 +71,10 @@ class DocumentBuilder:
     """
 
     def __init__(
-        self, line_offset: int, record: bool = True, wanted: frozenset[Path] | None = None
+        self, line_offset: int, record: bool = True, wanted: frozenset[Path] | None = None,
+        resolve: Callable[[str, Any], str] = resolve_plain,
     ) -> None:
+        self.resolve = resolve  # the implicit tag of a plain scalar (kubectl's, kustomize's)
         self.offset = line_offset
         self.record = record  # False: data only (positions are built again on demand)
         self.wanted = wanted
@@ -141,7 +143,7 @@ class DocumentBuilder:
         handled inline."""
         stack = self.stack
         handler = self.handlers().get
-        resolve = resolve_plain
+        resolve = self.resolve
         event: Any = None
         try:
             for event in iter(parser.get_event, None):
@@ -186,7 +188,7 @@ class DocumentBuilder:
                 if stack and not event.anchor and type(stack[-1].value) is dict:
                     tag = event.tag
                     if tag in _NONSPECIFIC:
-                        tag = resolve_plain(event.value, event.implicit)
+                        tag = self.resolve(event.value, event.implicit)
                     if tag == STR and string(stack[-1], event):
                         continue
                 self.scalar(event)
@@ -292,7 +294,7 @@ class DocumentBuilder:
         path, is_value = self.child_path(event.start_mark)
         tag = event.tag
         if tag is None or tag == "!":
-            tag = resolve_plain(event.value, event.implicit)
+            tag = self.resolve(event.value, event.implicit)
         if not is_value:
             frame = self.stack[-1]
             if is_merge_key(event):

@@ -22,7 +22,7 @@ from pmanifest.io.limits import MAX_DEPTH
 from pmanifest.io.reading import NotText
 from pmanifest.io.reading import decode as text_of
 from pmanifest.loader.builder import LOCATE_ABOVE, DocumentBuilder
-from pmanifest.loader.events import FAST_LOADER
+from pmanifest.loader.events import FAST_LOADER, resolve_kustomize, resolve_plain
 from pmanifest.loader.parts import YamlProblem
 from pmanifest.loader.positions import Path, Positions, RawTables
 
@@ -82,16 +82,20 @@ def split_documents(text: str) -> Iterator[tuple[int, str]]:
     yield start_line, text[start:]
 
 
-def load_documents(text: str, foreign_tags: bool = False) -> Iterator[Loaded | Broken]:
+def load_documents(text: str, foreign_tags: bool = False,
+                   kustomize: bool = False) -> Iterator[Loaded | Broken]:
     """Parse every document of a (decoded) YAML stream, one at a time. A document with a tag
     no plain data has is Broken at that tag, or with ``foreign_tags`` Loaded with its
-    ``tag_problem`` (the caller tells by the document's shape which it is)."""
+    ``tag_problem`` (the caller tells by the document's shape which it is). Plain scalars
+    are read as kubectl reads them, or with ``kustomize`` as ``kubectl kustomize`` reads its
+    resources (``yes`` and ``no`` are strings)."""
+    resolve = resolve_kustomize if kustomize else resolve_plain
     index = 0
     for first_line, chunk in split_documents(text):
         if _only_comments(chunk):
             continue  # a marker-only or comment-only chunk is not a document
         fix = _line_fixer(chunk, first_line)
-        builder = DocumentBuilder(first_line, record=False)
+        builder = DocumentBuilder(first_line, record=False, resolve=resolve)
         try:
             built = builder.run(chunk)
         except (YamlProblem, yaml.YAMLError) as exc:
@@ -107,7 +111,7 @@ def load_documents(text: str, foreign_tags: bool = False) -> Iterator[Loaded | B
                     yield Broken(index, tag_problem)
                     index += 1
                     continue
-            tables = functools.partial(_positions_of, chunk, first_line, fix)
+            tables = functools.partial(_positions_of, chunk, first_line, fix, resolve)
             if len(chunk) > LOCATE_ABOVE:
                 positions = Positions(locate=tables)
             else:
@@ -203,11 +207,11 @@ def _line_fixer(chunk: str, first_line: int) -> Callable[[int, int], tuple[int, 
 
 def _positions_of(
     chunk: str, first_line: int, fix: Callable[[int, int], tuple[int, int]] | None,
-    wanted: frozenset[Path] | None = None,
+    resolve: Callable[[str, Any], str], wanted: frozenset[Path] | None = None,
 ) -> RawTables:
     """The position tables of a document that already parsed once (so this cannot fail):
     all of them, or only the ``wanted`` paths."""
-    builder = DocumentBuilder(first_line, record=True, wanted=wanted)
+    builder = DocumentBuilder(first_line, record=True, wanted=wanted, resolve=resolve)
     builder.run(chunk)
     keys, values, scalars = builder.keys, builder.values, builder.scalars
     if fix is not None:

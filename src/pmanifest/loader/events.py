@@ -30,6 +30,7 @@ PLAIN_TAGS = {TAG + "str", TAG + "timestamp", TAG + "binary"}
 CONSTRUCTED_TAGS = {TAG + "int", TAG + "float", TAG + "bool", TAG + "null"}
 STR = TAG + "str"
 INT = TAG + "int"
+BOOL = TAG + "bool"
 MERGE = TAG + "merge"
 
 _RESOLVED: dict[str, str] = {}
@@ -53,6 +54,15 @@ def resolve_plain(value: str, implicit: Any) -> str:
             _RESOLVED.clear()
         _RESOLVED[value] = found
     return found
+
+
+def resolve_kustomize(value: str, implicit: Any) -> str:
+    """The implicit tag ``kubectl kustomize`` gives an untagged scalar: kubectl's, but YAML
+    1.2's booleans only (``yes``, ``no``, ``on``, ``off`` are strings to it)."""
+    tag = resolve_plain(value, implicit)
+    if tag == BOOL and value.lower() not in ("true", "false"):
+        return STR
+    return tag
 
 
 def plain_scalar(tag: str, text: str) -> Any:

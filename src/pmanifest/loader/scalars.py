@@ -5,8 +5,11 @@ is neither PyYAML's YAML 1.1 nor YAML 1.2's core schema. What it makes of a plai
 checked against the real kubectl by ``tests/test_scalars.py``:
 
 - null: empty, ``~``, ``null``, ``Null``, ``NULL``;
-- booleans: ``true``/``false``, ``yes``/``no``, ``on``/``off`` and ``y``/``n`` (each also
-  capitalised and upper case; not ``yEs``);
+- booleans: ``true``/``false``, ``yes``/``no``, ``on``/``off`` (each also capitalised and
+  upper case; not ``yEs``). kubectl reads ``y`` and ``n`` as booleans too; pmanifest reads them
+  as strings, as YAML 1.1 emitters write them (PyYAML dumps the string ``n`` unquoted) and as
+  ``kubectl kustomize`` reads them (which also reads ``yes``/``no``/``on``/``off`` as strings,
+  as pmanifest does in a kustomization's resources: ``events.resolve_kustomize``);
 - integers as Go's ``strconv.ParseInt(text, 0, 64)`` reads them once every ``_`` is dropped:
   ``0x1F``, ``0o17``, ``017`` (octal), ``0b101``, ``+12``, ``1_000`` (pmanifest keeps one above
   the 64-bit range exact, to say it does not fit; kubectl would send a float);
@@ -31,7 +34,7 @@ STR, INT, FLOAT, BOOL, NULL = (TAG + "str", TAG + "int", TAG + "float", TAG + "b
                                TAG + "null")
 
 _WORDS: dict[str, tuple[str, Any]] = {}
-for _words, _tagged in (("true yes on y", (BOOL, True)), ("false no off n", (BOOL, False)),
+for _words, _tagged in (("true yes on", (BOOL, True)), ("false no off", (BOOL, False)),
                         ("null", (NULL, None))):
     for _word in _words.split():
         for _spelling in (_word, _word.capitalize(), _word.upper()):

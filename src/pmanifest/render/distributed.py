@@ -25,6 +25,7 @@ from pmanifest.render.elastic import (
     LAUNCHER,
     SHUTDOWN_TIMEOUT_ENV,
     STORE_LOST_EXIT,
+    STORE_OPS,
     shutdown_timeout,
 )
 from pmanifest.render.spec import Spec, WorkloadSpec
@@ -127,7 +128,7 @@ def torchrun_argv(w: WorkloadSpec, d: Distributed, host: str) -> list[str]:
     which they ignore (``shutdown_timeout``)."""
     conf = (f"is_host=false,join_timeout={d.join_timeout_seconds},"
             f"last_call_timeout={d.last_call_timeout_seconds}")
-    return ["python", "-c", LAUNCHER, str(d.join_timeout_seconds),
+    return ["python", "-c", LAUNCHER, STORE_OPS, str(d.join_timeout_seconds),
             "torchrun", "--nnodes", f"{d.min_nodes}:{d.max_nodes}",
             "--nproc-per-node", str(d.nproc_per_node), "--max-restarts", str(d.max_restarts),
             "--rdzv-backend", "c10d", "--rdzv-endpoint", f"{host}:{d.rdzv_port}",

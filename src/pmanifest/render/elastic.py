@@ -16,6 +16,10 @@ arrive together agree on one new generation) and looks again; torchrun then runs
 new one and resume from the checkpoint; pods that arrive while it is open join it. A store that
 restarts is empty: the counter starts again at 0, whose rendezvous is new as well.
 
+The launcher itself never loads torch: each talk with the store (``STORE_OPS``: the generation
+at the start, the store's state after a failure) runs in a short-lived python of its own, so
+the process that lives as long as torchrun costs a few MB and exits at once after it.
+
 torchrun runs as the launcher's child in a session of its own: the launcher forwards the
 supervisor's TERM to it once (as torchrun forwards it to its trainers), and exits with
 torchrun's status, except when torchrun failed because the store went away. The launcher
@@ -36,8 +40,9 @@ ignored by older ones, which kill a trainer 30 s after TERM; the ``--shutdown-ti
 would stop an older torchrun at start. Render warns (``shutdown_warnings``) where a save in
 the trainers' TERM handler is declared longer than that.
 
-Requires torch >= 1.10 (DynamicRendezvousHandler.from_backend, C10dRendezvousBackend) and a
-``python`` on the image's PATH, as torchrun itself does.
+It uses TCPStore's add, compare_set and check and torch elastic's
+DynamicRendezvousHandler.from_backend with C10dRendezvousBackend (torch >= 1.10; run by the
+tests with torch 2.13 only), and ``python`` on the image's PATH, as torchrun itself does.
 """
 
 from __future__ import annotations
@@ -62,47 +67,75 @@ FINISHED_KEY = "pmanifest/rendezvous-finished/"  # + UID: the generation whose r
 # the start uses the rendezvous join timeout, as torchrun would
 STORE_CHECK_SECONDS = 10
 
-# python -c LAUNCHER JOIN_TIMEOUT torchrun ARGS...: no dollar sign (the kubelet expands $(X) in
-# args), nothing but the standard library and torch
-LAUNCHER = f"""\
-import os, signal, subprocess, sys
+# python -c STORE_OPS OP ENDPOINT BASE SECONDS [GENERATION CODE]: the launcher's talks with the
+# store, each in a short-lived python, so torch is never loaded in the launcher, which lives
+# as long as torchrun (its memory, and its exit after torchrun's within the supervisor's
+# deadline). OP start: prints the generation to run (or "finished"), exit 1 without a store.
+# OP after (torchrun exited CODE): exit STORE_LOST_EXIT when the store is gone or new.
+STORE_OPS = f"""\
+import sys
 from datetime import timedelta
 from torch.distributed import TCPStore
+op, endpoint, base, seconds = sys.argv[1:5]
+host, port = endpoint.rsplit(':', 1)
+key, finished = '{GENERATION_KEY}' + base, '{FINISHED_KEY}' + base
+try:
+    store = TCPStore(host, int(port), is_master=False, timeout=timedelta(seconds=int(seconds)))
+except Exception as error:
+    if op == 'after':
+        sys.exit({STORE_LOST_EXIT})
+    reason = (str(error).splitlines() or [type(error).__name__])[0]
+    sys.exit(f'pmanifest-launcher: no rendezvous store at {{endpoint}}: {{reason}}')
+if op == 'after':
+    generation, code = sys.argv[5:7]
+    if not store.check([key]):
+        sys.exit({STORE_LOST_EXIT})
+    if code == '0':
+        store.set(finished, generation)
+    sys.exit(0)
 from torch.distributed.elastic.rendezvous.c10d_rendezvous_backend import C10dRendezvousBackend
 from torch.distributed.elastic.rendezvous.dynamic_rendezvous import DynamicRendezvousHandler
-wait, argv = int(sys.argv[1]), sys.argv[2:]
-at = argv.index('--rdzv-id') + 1
-base = argv[at]
-host, port = argv[argv.index('--rdzv-endpoint') + 1].rsplit(':', 1)
-key, finished = '{GENERATION_KEY}' + base, '{FINISHED_KEY}' + base
 
 
-def connect(seconds):
-    return TCPStore(host, int(port), is_master=False, timeout=timedelta(seconds=seconds))
-
-
-def closed(store, run_id):
+def closed(run_id):
     backend = C10dRendezvousBackend(store, run_id)
     return DynamicRendezvousHandler.from_backend(run_id, store, backend, 1, 1).is_closed()
 
 
-try:
-    store = connect(wait)
-except Exception as error:
-    sys.exit(f'pmanifest-launcher: no rendezvous store at {{host}}:{{port}}: {{error}}')
 generation = store.add(key, 0)
-while closed(store, f'{{base}}-{{generation}}'):
+while closed(f'{{base}}-{{generation}}'):
     if store.check([finished]) and store.get(finished) == str(generation).encode():
         print(f'pmanifest-launcher: the run of rendezvous {{base}}-{{generation}} finished',
               file=sys.stderr, flush=True)
+        print('finished')
         sys.exit(0)
     print(f'pmanifest-launcher: rendezvous {{base}}-{{generation}} is closed; a new one, '
           f'generation {{generation + 1}}, resumes from the checkpoint', file=sys.stderr,
           flush=True)
     store.compare_set(key, str(generation), str(generation + 1))
     generation = store.add(key, 0)
+print(generation)
+"""
+
+# python -c LAUNCHER STORE_OPS JOIN_TIMEOUT torchrun ARGS...: no dollar sign (the kubelet
+# expands $(X) in args), nothing but the standard library
+LAUNCHER = f"""\
+import os, signal, subprocess, sys
+ops, wait, argv = sys.argv[1], sys.argv[2], sys.argv[3:]
+at = argv.index('--rdzv-id') + 1
+base, endpoint = argv[at], argv[argv.index('--rdzv-endpoint') + 1]
+
+
+def store(*args):
+    return subprocess.run([sys.executable, '-c', ops, args[0], endpoint, base, *args[1:]],
+                          stdout=subprocess.PIPE, text=True)
+
+
+start = store('start', wait)
+if start.returncode != 0 or start.stdout.split()[-1:] == ['finished']:
+    sys.exit(start.returncode)
+generation = start.stdout.split()[-1]
 argv[at] = f'{{base}}-{{generation}}'
-del store
 print(f'pmanifest-launcher: rendezvous {{argv[at]}}', file=sys.stderr, flush=True)
 child, caught = None, []
 
@@ -121,20 +154,12 @@ if len(caught) == 1:
 code = child.wait()
 code = 128 - code if code < 0 else code
 if caught:
-    sys.exit(code)
-try:
-    store = connect({STORE_CHECK_SECONDS})
-    lost = not store.check([key])
-    if code == 0 and not lost:
-        store.set(finished, str(generation))
-except Exception:
-    lost = True
-if code == 0:
-    sys.exit(0)
-if lost:
+    os._exit(code)
+lost = store('after', '{STORE_CHECK_SECONDS}', generation, str(code)).returncode != 0
+if code != 0 and lost:
     print('pmanifest-launcher: the rendezvous store went away: a disruption, exit '
           '{STORE_LOST_EXIT}', file=sys.stderr, flush=True)
-sys.exit({STORE_LOST_EXIT} if lost else code)
+os._exit(0 if code == 0 else {STORE_LOST_EXIT} if lost else code)
 """
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from pmanifest.kube.document import Finding
 
@@ -28,20 +29,25 @@ class Summary:
     checked: tuple[tuple[str, str], ...] = field(default=(), compare=False)
     rules: int = 0  # rules the run applied (the summary line says so)
     fragments: int = 0  # patch fragments not linted (PM007)
+    profile: tuple[str, str] | None = None  # the run's profile and why (given or inferred)
 
     @classmethod
     def of(cls, findings: Sequence[Finding], files: int, objects: int,
            checked: tuple[tuple[str, str], ...] = (), skipped: int = 0, rules: int = 0,
-           fragments: int = 0) -> Summary:
+           fragments: int = 0, profile: tuple[str, str] | None = None) -> Summary:
         count = {"error": 0, "warning": 0, "info": 0}
         for f in findings:
             count[f.severity] += 1
         return cls(files, objects, count["error"], count["warning"], count["info"], skipped,
-                   checked, rules, fragments)
+                   checked, rules, fragments, profile)
 
-    def counts(self) -> dict[str, int]:
-        return {"files": self.files, "objects": self.objects, "errors": self.errors,
-                "warnings": self.warnings, "infos": self.infos, "skipped": self.skipped}
+    def counts(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"files": self.files, "objects": self.objects,
+                               "errors": self.errors, "warnings": self.warnings,
+                               "infos": self.infos, "skipped": self.skipped}
+        if self.profile is not None:
+            out["profile"] = {"name": self.profile[0], "why": self.profile[1]}
+        return out
 
 
 Render = Callable[[Sequence[Finding], Summary, bool], str]

@@ -78,6 +78,9 @@ def render(findings: Sequence[Finding], summary: Summary, colour: bool) -> str:
             "tool": {"driver": {"name": "pmanifest", "version": __version__, "rules": rules}},
             "columnKind": "unicodeCodePoints",
             "results": [_result(f, index) for f in findings],
+            **({"properties": {"profile": {"name": summary.profile[0],
+                                           "why": summary.profile[1]}}}
+               if summary.profile is not None else {}),
         }],
     }
     return json_text(json.dumps(log, indent=2, ensure_ascii=False)) + "\n"

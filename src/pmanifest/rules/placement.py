@@ -10,8 +10,9 @@ PM101-PM103 share one decision table so an object is reported by at most one of 
 Every rule reads ``workload.placement``; none re-derives where a pod can run.
 
 Impact decides severity: PM101-PM103 on a pod that requests no accelerator
-(:func:`pmanifest.kube.resources.requests_accelerator`: a controller, a dashboard, a UI) are
-reported one severity level below the rule's, and the message says so.
+(:func:`pmanifest.kube.resources.requests_accelerator`: a controller, a dashboard, a UI; for a
+coordinator, nor do the pods of its object that depend on it) are reported one severity level
+below the rule's, and the message says so.
 """
 
 from __future__ import annotations
@@ -40,8 +41,9 @@ NO_ACCELERATOR = (" (its pods request no accelerator, so this is reported one se
 
 
 def _placed(w: Workload, path: Path, message: str, fix: Fix | None = None) -> Hit:
-    """A placement finding, one level lower on a pod that requests no accelerator."""
-    lower = not requests_accelerator(w)
+    """A placement finding, one level lower on a pod that requests no accelerator (for a
+    coordinator: nor do the other pods of its object, which it takes down with it)."""
+    lower = not requests_accelerator(w, dependents=w.role == "coordinator")
     return Hit(path, message + NO_ACCELERATOR if lower else message, fix=fix, lower=lower)
 
 

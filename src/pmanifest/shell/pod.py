@@ -19,9 +19,9 @@ cleans up. The triggers (what starts the checkpoint) are the working TERM traps 
 hooks that run work or call an endpoint (``httpGet``, ``tcpSocket``: what the endpoint does is
 not in the manifest). The checkpoint directories a worker names are read from its environment
 and from its trainer's own arguments (``--checkpoint_dir=./ckpt``, ``--output_dir /tmp/x``,
-``--save-dir``, Megatron's ``--save``), in exec form or in a script's commands; an argument
-alone does not make another role's pod checkpoint (a server's ``--checkpoint-path`` is the
-model it loads).
+``--save-dir``, Megatron's ``--save``, ``--resume=/x/ckpt.pth.tar``), in exec form or in a
+script's commands; an argument alone does not make another role's pod checkpoint (a server's
+``--checkpoint-path`` is the model it loads).
 """
 
 from __future__ import annotations
@@ -49,10 +49,13 @@ CHECKPOINT_ENV = re.compile(
 )
 # A trainer's own flag naming where it writes checkpoints (``-`` read as ``_``, any case):
 # --checkpoint_dir, --ckpt-path, --save-dir, --output_dir (Hugging Face's Trainer), --save
-# (Megatron). Not --load, --resume-from or --model-path: what is read is no checkpoint written.
+# (Megatron), and the checkpoint it resumes from after a restart (--resume=/x/ckpt.pth.tar,
+# --resume-from-checkpoint): lost with the node, it resumes nothing. Not --load or
+# --model-path: the weights a run starts from may well ship in the image.
 CHECKPOINT_FLAG = re.compile(
     r"^(?:(?:[a-z0-9]+_)*(?:checkpoints?|ckpts?)(?:_[a-z0-9]+)*_(?:dir|path|root|location|folder)"
-    r"|save|save_dir|save_path|output_dir)$"
+    r"|save|save_dir|save_path|output_dir|resume|resume_from(?:_checkpoint)?|resume_path|"
+    r"resume_dir)$"
 )
 
 
