@@ -148,3 +148,23 @@ def test_merge_key_still_merges_as_a_key() -> None:
     (doc,) = load_documents("base: &b {x: 1}\nm:\n  <<: *b\n  y: <<\n")
     assert isinstance(doc, Loaded)
     assert doc.data["m"] == {"x": 1, "y": "<<"}
+
+
+def test_render_writes_every_string_so_kubectl_reads_it_back_as_that_string(
+        tmp_path: Path) -> None:
+    """The one writer quotes a string wherever kubectl would read the plain scalar as
+    something else: a spec's strings (from JSON, where nothing is ambiguous) reach the API
+    server as the same strings. PyYAML alone writes 0E0, 0o17 and y unquoted."""
+    from pmanifest.render.engine import RenderOptions, render_text
+
+    words = [*TABLE, *KUSTOMIZE, "0E0", "1e3", "0o17", "y", "N", "12", "yes", "null"]
+    spec = {"apiVersion": "pmanifest/v1", "workloads": [{
+        "name": "w", "image": "x", "command": ["run", *words],
+        "env": {f"E{i}": word for i, word in enumerate(words)}}]}
+    path = tmp_path / "rendered.yaml"
+    path.write_text(render_text(json.dumps(spec), "spec.json", RenderOptions()))
+    [job] = _kubectl_json(path, tmp_path, clean_env(tmp_path))
+    container = job["spec"]["template"]["spec"]["containers"][0]
+    assert [*container.get("command", []), *container.get("args", [])][-len(words):] == words
+    env = {e["name"]: e.get("value") for e in container["env"]}
+    assert [env[f"E{i}"] for i in range(len(words))] == words

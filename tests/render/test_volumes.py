@@ -123,8 +123,9 @@ def test_hostile_sub_path_arrives_unchanged(sub_path: str, output: str) -> None:
         "name": "train", "image": "x", "command": ["run"],
         "volumes": [{"name": "data", "mountPath": "/data", "claimName": "d",
                      "subPath": sub_path}]}]}
-    # allow_unicode=False: see test_hostile_strings (a raw NEL would fold in the input)
-    text = render_text(yaml.safe_dump(spec, allow_unicode=False), "p.yaml",
+    # JSON (ASCII escapes): PyYAML writes 0E0 or Y unquoted, which a spec (read as kubectl
+    # reads YAML) takes for a number or a boolean; a raw NEL would fold (test_hostile_strings)
+    text = render_text(json.dumps(spec), "p.yaml",
                        RenderOptions(output=output))
     [job] = (json.loads(text)["items"] if output == "json"
              else list(yaml.safe_load_all(text)))
