@@ -182,6 +182,12 @@ def test_lint(raw: bytes, name: str, fmt: str) -> None:
 
 
 @FUZZ
+@given(inputs("manifest"), st.sampled_from(["--fix", "--diff"]))
+def test_lint_fix_and_diff(raw: bytes, how: str) -> None:
+    check(["lint", "--allow-empty", how, "m.yaml"], {"m.yaml": raw})
+
+
+@FUZZ
 @given(inputs("spec"))
 @example(_example("finetune-sigterm.yaml").replace(b"gpus: 8", b"gpus: 0x" + b"f" * 4400))
 @example(_example("serving.yaml") + b"\n  memory: 99999999999999999999Gi\n")
