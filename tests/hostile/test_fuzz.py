@@ -10,12 +10,13 @@ hostile bytes planted into real files, and the promises checked on each run:
 - time is bounded (``TIME_LIMIT_S`` a run), and so is memory: in real processes under an
   address-space cap (``MEMORY_CAP``, set with setrlimit in the child).
 
-Inputs are the project's own examples (specs, manifests, JSON, configs, saved command lines,
-cluster requests and reads, events, policies), each changed by up to three mutations: a
-hostile piece inserted, a value replaced by one, the text cut short. Runs are in-process
-(click's CliRunner) but for the memory and signal promises. Deterministic (``derandomize``)
-and time-boxed (``max_examples``): CI runs every example of every test each time, well within
-a minute of CPU. Inputs that once broke a promise are kept as ``@example``s.
+Inputs are the project's own examples (specs, manifests and the realistic repository's, JSON,
+configs, saved command lines, cluster requests and reads, events, policies), each changed by
+up to three mutations: a hostile piece inserted, a value replaced by one, the text cut short.
+Runs are in-process (click's CliRunner) but for the memory and signal promises.
+Deterministic (``derandomize``) and time-boxed (``max_examples``): CI runs every example of
+every test each time, well within a minute of CPU. Inputs that once broke a promise are kept
+as ``@example``s.
 ``PMANIFEST_FUZZ_EXAMPLES=N`` runs N examples a test instead of 40, for a deeper run by hand.
 """
 
@@ -64,7 +65,9 @@ def _example(*parts: str) -> bytes:
 
 SEEDS: dict[str, list[bytes]] = {
     "manifest": [BASE.encode(), PREEMPTIBLE_POD.encode(), _JOB_JSON.encode(),
-                 _example("lint", "llama-8b.yaml")],
+                 _example("lint", "llama-8b.yaml"),  # and the realistic repository's files
+                 *(p.read_bytes() for p in sorted((ROOT / "tests" / "corpus" / "repo").rglob(
+                     "*.yaml")))],
     "spec": [_example("finetune-sigterm.yaml"), _example("serving.yaml")],
     "config": [b"profile: gke\nkubernetesVersion: '1.31'\nfailOn: warning\n"
                b"rules: {PM302: off, grace-period-over-limit: warning}\n"
@@ -179,6 +182,12 @@ def test_lint(raw: bytes, name: str, fmt: str) -> None:
     check(["lint", "--allow-empty", "--format", fmt, *path],
           {} if name == "-" else {name: raw}, stdin=raw if name == "-" else None,
           names=["<stdin>"] if name == "-" else [name])
+
+
+@FUZZ
+@given(inputs("manifest"), st.sampled_from(["--fix", "--diff"]))
+def test_lint_fix_and_diff(raw: bytes, how: str) -> None:
+    check(["lint", "--allow-empty", how, "m.yaml"], {"m.yaml": raw})
 
 
 @FUZZ
