@@ -210,3 +210,28 @@ def test_a_jobset_finding_weighs_each_replicated_job() -> None:
     assert pm404(JOBSET.replace("{GPU}", "{nvidia.com/gpu: 8}")) == [
         ("PM404", "info"), ("PM404", "warning")]
     assert pm404(JOBSET.replace("{GPU}", "{cpu: 8}")) == [("PM404", "info"), ("PM404", "info")]
+
+
+RUNTIME = """\
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata: {name: torch-distributed}
+spec:
+  template:
+    spec:
+      replicatedJobs:
+        - name: node
+          template:
+            spec:
+              template:
+                spec:
+                  restartPolicy: Never
+                  containers: [{name: node, image: pytorch/pytorch:2.7.1, command: [torchrun]}]
+"""
+
+
+def test_a_trainer_runtime_s_jobs_keep_their_severity() -> None:
+    """A ClusterTrainingRuntime's resources come from the TrainJob that runs it
+    (resourcesPerNode): what its pods ask for cannot be told, so nothing is lowered."""
+    found = lint_bytes(RUNTIME.encode(), "a.yaml", LintOptions(select=frozenset({"PM404"})))
+    assert [(f.rule, f.severity) for f in found] == [("PM404", "warning")]

@@ -16,7 +16,9 @@ NO_ACCELERATOR = (" (its pods request no accelerator, so this is reported one se
 
 def by_impact(w: Workload, hit: Hit, dependents: bool = False) -> Hit:
     """``hit`` one level lower when ``w``'s pods request no accelerator (``dependents``: nor
-    do the other pods of its object, which it takes down with it)."""
-    if requests_accelerator(w, dependents):
-        return hit
+    do the other pods of its object, which it takes down with it); never for a template of a
+    kind others run (``w.runs`` false), whose resources come from what runs it."""
+    if not w.runs or requests_accelerator(w, dependents):
+        return hit  # (a template others run, a trainer runtime, gets its resources from them:
+        # a TrainJob's resourcesPerNode; what its pods will ask for cannot be told)
     return hit._replace(message=hit.message + NO_ACCELERATOR, lower=True)
