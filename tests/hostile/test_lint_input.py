@@ -53,7 +53,8 @@ MESSAGES = {
         'Job can run on preemptible nodes but no rule with action Ignore on '
         'onPodConditions type DisruptionTarget: every preemption consumes backoffLimit '
         'and can fail the Job; add a podFailurePolicy rule `action: Ignore` with '
-        '`onPodConditions: [{type: DisruptionTarget}]`'
+        '`onPodConditions: [{type: DisruptionTarget}]` (its pods request no accelerator, so '
+        "this is reported one severity level below the rule's)"
     ),
     'PY_APPLY': (
         "unsupported YAML tag 'tag:yaml.org,2002:python/object/apply:os.system'"
@@ -271,8 +272,8 @@ EXPECTED: dict[str, tuple[int, list[tuple[str, str, str]], str]] = {
     'pod-failure-policy-string': (1, [
         ('5:3:', 'error PM002[schema-invalid]',
          'spec.podFailurePolicy must be a mapping, got string; give a mapping'),
-        ('5:3:', 'warning PM401[preemption-counts-as-failure]', 'PFP_NO_IGNORE'),
-    ], '1 error, 1 warning, 0 info in 1 file (1 object)'),
+        ('5:3:', 'info PM401[preemption-counts-as-failure]', 'PFP_NO_IGNORE'),
+    ], '1 error, 0 warnings, 1 info in 1 file (1 object)'),
     'list-items-junk': (2, [
     ], (
         'pmanifest: no Kubernetes object found in list-items-junk.yaml (1 file read, no '

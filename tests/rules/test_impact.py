@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from pmanifest.cli.main import main
 from pmanifest.lint.engine import LintOptions, lint_bytes
-from pmanifest.rules.placement import NO_ACCELERATOR
+from pmanifest.rules.impact import NO_ACCELERATOR
 
 DEPLOYMENT = """\
 apiVersion: apps/v1
@@ -150,3 +150,100 @@ def test_an_accelerator_in_an_init_container_counts() -> None:
         placement=PREEMPTIBLE, resources="{}",
         claims="initContainers: [{name: warm, image: i, resources: {limits: {nvidia.com/gpu: 1}}}]")
     assert severities(text) == [("PM101", "error", False)]
+
+
+CERT_JOB = """\
+apiVersion: batch/v1
+kind: Job
+metadata: {name: admission-create}
+spec:
+  template:
+    spec:
+      restartPolicy: OnFailure
+      containers:
+        - name: create
+          image: registry.k8s.io/ingress-nginx/kube-webhook-certgen:v1.4.1
+          args: [create, --host=svc, --secret-name=cert]
+          resources: {resources}
+"""
+JOBSET = """\
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: train}
+spec:
+  replicatedJobs:
+    - name: initializer
+      template:
+        spec:
+          template:
+            spec:
+              restartPolicy: Never
+              containers: [{name: fetch, image: ghcr.io/acme/fetch:1}]
+    - name: node
+      template:
+        spec:
+          template:
+            spec:
+              restartPolicy: Never
+              containers:
+                - {name: t, image: ghcr.io/acme/t:1, resources: {limits: {GPU}}}
+"""
+
+
+def test_job_resilience_weighs_impact_too() -> None:
+    """PM401 on a CPU Job (an admission cert Job) is info; on a GPU Job a warning."""
+    found = lint_bytes(CERT_JOB.replace("{resources}", "{}").encode(), "a.yaml",
+                       LintOptions(select=frozenset({"PM401"})))
+    assert [(f.rule, f.severity, f.message.endswith(NO_ACCELERATOR)) for f in found] == [
+        ("PM401", "info", True)]
+    gpu = CERT_JOB.replace("{resources}", "{limits: {gpu.intel.com/i915: 1}}")
+    found = lint_bytes(gpu.encode(), "a.yaml", LintOptions(select=frozenset({"PM401"})))
+    assert [(f.rule, f.severity) for f in found] == [("PM401", "warning")]
+
+
+def test_a_jobset_finding_weighs_each_replicated_job() -> None:
+    """A CPU initializer's Job is one level below the GPU trainer's beside it."""
+    def pm404(text: str) -> list[tuple[str, str]]:
+        found = lint_bytes(text.encode(), "a.yaml", LintOptions(select=frozenset({"PM404"})))
+        return [(f.rule, f.severity) for f in found]
+
+    assert pm404(JOBSET.replace("{GPU}", "{nvidia.com/gpu: 8}")) == [
+        ("PM404", "info"), ("PM404", "warning")]
+    assert pm404(JOBSET.replace("{GPU}", "{cpu: 8}")) == [("PM404", "info"), ("PM404", "info")]
+
+
+RUNTIME = """\
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata: {name: torch-distributed}
+spec:
+  template:
+    spec:
+      replicatedJobs:
+        - name: dataset-initializer
+          template:
+            metadata:
+              labels: {trainer.kubeflow.org/trainjob-ancestor-step: dataset-initializer}
+            spec:
+              template:
+                spec:
+                  restartPolicy: Never
+                  containers: [{name: dataset-initializer, image: ghcr.io/kubeflow/init:v2}]
+        - name: node
+          template:
+            metadata:
+              labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}
+            spec:
+              template:
+                spec:
+                  restartPolicy: Never
+                  containers: [{name: node, image: pytorch/pytorch:2.7.1, command: [torchrun]}]
+"""
+
+
+def test_a_trainer_runtime_s_jobs_keep_their_severity() -> None:
+    """A ClusterTrainingRuntime's trainer gets its resources from the TrainJob that runs it
+    (resourcesPerNode): what its pods ask for cannot be told, so it is not lowered; its
+    dataset initializer's are as written (CPU: one level lower)."""
+    found = lint_bytes(RUNTIME.encode(), "a.yaml", LintOptions(select=frozenset({"PM404"})))
+    assert [(f.rule, f.severity) for f in found] == [("PM404", "info"), ("PM404", "warning")]

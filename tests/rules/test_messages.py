@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pmanifest.kube.profile import get_profile, profile_names
 from pmanifest.lint.engine import LintOptions, lint_bytes
-from pmanifest.rules.placement import NO_ACCELERATOR
+from pmanifest.rules.impact import NO_ACCELERATOR
 
 ON_FAILURE_JOB = """\
 apiVersion: batch/v1
@@ -15,7 +15,7 @@ spec:
     spec:
       restartPolicy: OnFailure
       nodeSelector: {together.ai/compute-class: preemptible}
-      containers: [{name: main, image: busybox}]
+      containers: [{name: main, image: busybox, resources: {limits: {nvidia.com/gpu: 1}}}]
 """
 FOLLOWED = """\
 apiVersion: batch/v1

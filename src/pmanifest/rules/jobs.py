@@ -13,6 +13,7 @@ from pmanifest.kube.contract import DISRUPTION_TARGET, SIGTERM_EXIT
 from pmanifest.kube.workloads import get, mapping, sequence
 from pmanifest.loader.positions import Path
 from pmanifest.rules import Context, Fix, Hit, rule
+from pmanifest.rules.impact import by_impact
 
 DISRUPTION = DISRUPTION_TARGET
 
@@ -103,11 +104,12 @@ def preemption_counts_as_failure(ctx: Context) -> Iterator[Hit]:
         f", and set the pod template's `restartPolicy: Never` (it is {restart!r}; a "
         "podFailurePolicy requires Never)" if restart is not None else
         ", and set the pod template's `restartPolicy: Never` (a podFailurePolicy requires it)")
-    yield Hit(where,
-              f"{w.kind} can run on preemptible nodes but {why}: every preemption consumes "
-              f"backoffLimit and can fail the {w.kind}; add a podFailurePolicy rule "
-              f"`action: Ignore` with `onPodConditions: [{{type: {DISRUPTION}}}]`{also}",
-              fix=fix)
+    yield by_impact(w, Hit(
+        where,
+        f"{w.kind} can run on preemptible nodes but {why}: every preemption consumes "
+        f"backoffLimit and can fail the {w.kind}; add a podFailurePolicy rule "
+        f"`action: Ignore` with `onPodConditions: [{{type: {DISRUPTION}}}]`{also}",
+        fix=fix))
 
 
 @rule("PM402")

@@ -23,10 +23,10 @@ from typing import Any
 
 from pmanifest.kube.placement import placement_of, toleration
 from pmanifest.kube.profile import Profile
-from pmanifest.kube.resources import requests_accelerator
 from pmanifest.kube.workloads import Workload, get, mapping, sequence
 from pmanifest.loader.positions import Path
 from pmanifest.rules import Context, Fix, Hit, rule
+from pmanifest.rules.impact import by_impact
 
 _REQUIRED = ("affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution")
 _PREFERRED = ("affinity", "nodeAffinity", "preferredDuringSchedulingIgnoredDuringExecution")
@@ -36,15 +36,10 @@ def _what(w: Workload) -> str:
     return f"{w.title} (role {w.role})"
 
 
-NO_ACCELERATOR = (" (its pods request no accelerator, so this is reported one severity level "
-                  "below the rule's)")
-
-
 def _placed(w: Workload, path: Path, message: str, fix: Fix | None = None) -> Hit:
     """A placement finding, one level lower on a pod that requests no accelerator (for a
     coordinator: nor do the other pods of its object, which it takes down with it)."""
-    lower = not requests_accelerator(w, dependents=w.role == "coordinator")
-    return Hit(path, message + NO_ACCELERATOR if lower else message, fix=fix, lower=lower)
+    return by_impact(w, Hit(path, message, fix=fix), dependents=w.role == "coordinator")
 
 
 def _open_terms(pod: dict[str, Any], profile: Profile) -> list[int]:

@@ -12,6 +12,7 @@ from pmanifest.kube.contract import DISRUPTION_TARGET
 from pmanifest.kube.workloads import Workload, get, mapping, sequence
 from pmanifest.loader.positions import Path
 from pmanifest.rules import Hit, ObjectContext, rule
+from pmanifest.rules.impact import by_impact
 from pmanifest.rules.jobs import matches_disruption, matches_sigterm_exit
 
 JOBSET_GROUPS = ("jobset.x-k8s.io", "trainer.kubeflow.org")  # JobSets and trainer runtimes
@@ -92,15 +93,15 @@ def _jobset_hit(data: Any, w: Workload) -> Hit | None:
 
 @rule("PM404")
 def jobset_counts_preemptions(ctx: ObjectContext) -> Iterator[Hit]:
-    seen: set[Path] = set()
-    for w in ctx.workloads:
+    found: dict[Path, Hit] = {}  # one per path: the rule's severity if any of its Jobs runs
+    for w in ctx.workloads:  # accelerators (a CPU initializer's beside the GPU trainer's)
         if w.group not in JOBSET_GROUPS or w.set_path is None or w.job_path is None \
                 or not w.placement.preemptible:
             continue
         hit = _jobset_hit(ctx.doc.data, w)
-        if hit is not None and hit.path not in seen:
-            seen.add(hit.path)
-            yield hit
+        if hit is not None and (hit.path not in found or found[hit.path].lower):
+            found[hit.path] = by_impact(w, hit)
+    yield from found.values()
 
 
 # --------------------------------------------------------------------------- Volcano
