@@ -1,7 +1,8 @@
 """Time and peak memory of ``pmanifest`` on the hostile inputs of issue 15 whose cost had no
 bound (items 3, 4, 5, 9, 10, 11, 26, 28), and of issue 24 (lines ``24.*``: the events table,
 config and policy files past the cap, shell inlining and parsing, findings on one line of
-JSON, ``render --check`` of a reordered file), one line per input, showing the bound that now
+JSON, ``render --check`` of a reordered file, a ``--jobs`` worker killed and SIGTERM to
+the parent of one), one line per input, showing the bound that now
 holds and, in parentheses, what the same input cost before (commit 46ffbe4, on the shared
 2-CPU development machine).
 
@@ -365,12 +366,59 @@ def drift_check(work: Path) -> Iterator[str]:
            f"{_figure(code, seconds, peak)} (one hunk past 20,000 lines; before: 72.5 s)")
 
 
+def _workers(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (from /proc)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        with contextlib.suppress(OSError, IndexError, ValueError), \
+                open(f"/proc/{entry}/stat") as handle:
+            if int(handle.read().rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(entry))
+    return found
+
+
+def worker_signals(work: Path) -> Iterator[str]:
+    """Issue 24: a --jobs worker SIGKILLed (the out-of-memory killer) left the parent waiting
+    for ever; SIGTERM to the parent left a traceback per worker."""
+    import signal
+
+    tree = work / "tree"
+    tree.mkdir()
+    items = "".join("  - " + POD.replace("\n", "\n    ").rstrip() + "\n" for _ in range(150))
+    for i in range(256):
+        (tree / f"f{i:04}.yaml").write_text("apiVersion: v1\nkind: List\nitems:\n" + items)
+    for what, to, signum in (("a worker SIGKILLed", "worker", signal.SIGKILL),
+                             ("SIGTERM to the parent", "parent", signal.SIGTERM)):
+        proc = subprocess.Popen([*PMANIFEST, "lint", "--jobs", "4", "tree"], cwd=work,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 60
+        workers: list[int] = []
+        while len(workers) < 2 and time.monotonic() < deadline and proc.poll() is None:
+            workers = _workers(proc.pid)
+            time.sleep(0.05)
+        time.sleep(0.5)
+        os.kill(min(workers) if to == "worker" else proc.pid, signum)
+        start = time.monotonic()
+        try:
+            stderr = proc.communicate(timeout=60)[1]
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            stderr = proc.communicate()[1]
+        seconds = time.monotonic() - start
+        said = len(stderr.decode(errors="replace").splitlines())
+        yield (f"24.{to} lint --jobs 4, {what}: the parent ended {seconds:.2f} s later, exit "
+               f"{proc.returncode}, {said} line(s) on stderr (before: "
+               + ("waited for ever)" if to == "worker" else "a traceback per worker)"))
+
+
 SECTIONS: list[Callable[[Path], Iterator[str]]] = [
     shell_inlining, shell_nesting, endless_inputs, template_budgets, jobs_cap, policies,
-    surrogates, events_table, config_files, shell_bytes, one_line_json, drift_check]
+    surrogates, events_table, config_files, shell_bytes, one_line_json, drift_check,
+    worker_signals]
 
 
-ISSUE_24 = [events_table, config_files, shell_bytes, one_line_json, drift_check]
+ISSUE_24 = [events_table, config_files, shell_bytes, one_line_json, drift_check,
+            worker_signals]
 
 
 def main() -> None:

@@ -4,10 +4,12 @@
     python bench/sweep.py /tmp/sweep --repo kuberay     # one repository (repeatable)
     python bench/sweep.py /tmp/sweep --all-profiles     # every profile on every repository
     python bench/sweep.py /tmp/sweep --findings f.jsonl # also keep every finding, for reading
+    python bench/sweep.py /tmp/sweep --judgements j.jsonl --commits c.tsv  # precision table
 
 Each subdirectory of DIR is one repository. Its *.yaml, *.yml and *.json files are linted with
 `pmanifest lint --format json --allow-empty` under the profiles that fit it (`together` always;
-`gke`, `karpenter` or `aks` when the repository's name says which provider it is written for),
+`gke`, `karpenter` or `aks` when the repository's name says which provider it is written for;
+with `--fitting` only that provider's profile then),
 skipping hidden directories, `vendor/` and `node_modules/` (copies of other projects), and Helm
 chart templates (a file under a `templates/` directory holding an unrendered `{{`). Kustomize
 bases and overlays are linted as the plain files they are.
@@ -16,6 +18,17 @@ Per repository and profile it prints the files linted and skipped, the objects r
 skipped (kinds pmanifest cannot read), the findings per rule id and severity, the exit code
 and the wall time; an internal error (exit 3) or an input error (exit 2) is printed loudly
 with the end of stderr. It prints figures and never fails: its exit status is 0.
+
+Every finding kept with `--findings` carries a stable `key`, ``repo|file|line|column|rule|
+kind/name`` (no profile, no message: the same finding under two profiles, or after a rewording,
+is one key), so judgements written once are reused on later code wherever a finding did not
+move. `--judgements FILE` reads JSON lines ``{"key": ..., "verdict": "TP" | "FP" |
+"FP-platform" | "debatable", "reason": "...", "class": "..."}`` and prints the results table
+(Markdown): per repository its commit (`--commits FILE`: lines ``name ... commit``, else
+`git rev-parse HEAD` in the checkout), files, objects, findings (distinct keys of errors and
+warnings over the profiles run), how many of them have a judgement (read) and how many are TP,
+FP, FP-platform and debatable; then strict precision TP / (TP + FP + FP-platform) and the
+number of findings without a judgement.
 """
 
 from __future__ import annotations
@@ -46,6 +59,8 @@ PROVIDER_WORDS = (
     (("aks", "azure"), "aks"),
 )
 BATCH = 400  # files per pmanifest run: well below any command-line length limit
+VERDICTS = ("TP", "FP", "FP-platform", "debatable")
+COUNTED = ("error", "warning")  # the severities the table counts (info lines are advice)
 
 
 @dataclass
@@ -66,14 +81,26 @@ class Run:
     exits: list[int] = field(default_factory=list)
     seconds: float = 0.0
     problems: list[str] = field(default_factory=list)
+    keys: set[str] = field(default_factory=set)  # errors and warnings, for the table
 
 
-def profiles_for(repo: str, all_profiles: bool) -> list[str]:
+def finding_key(repo: str, finding: dict[str, object]) -> str:
+    """The stable key of a finding: where it is, which rule, on which object."""
+    obj = finding.get("object")
+    kind, name = ("-", "-")
+    if isinstance(obj, dict):
+        kind, name = str(obj.get("kind") or "-"), str(obj.get("name") or "-")
+    return "|".join((repo, str(finding["file"]), str(finding["line"]), str(finding["column"]),
+                     str(finding["rule"]), f"{kind}/{name}"))
+
+
+def profiles_for(repo: str, all_profiles: bool, fitting: bool = False) -> list[str]:
+    """`together` and the provider the name says; with `fitting`, only that provider."""
     if all_profiles:
         return list(ALL_PROFILES)
     name = repo.lower()
     extra = [profile for words, profile in PROVIDER_WORDS if any(w in name for w in words)]
-    return ["together", *extra]
+    return extra if fitting and extra else ["together", *extra]
 
 
 def is_helm_template(relative: Path, path: Path) -> bool:
@@ -147,8 +174,11 @@ def add_report(run: Run, stdout: str, keep: list[dict[str, object]] | None) -> N
     run.skipped += summary.get("skipped", 0)
     for finding in report["findings"]:
         run.by_rule[(finding["rule"], finding["severity"])] += 1
+        key = finding_key(run.repo, finding)
+        if finding["severity"] in COUNTED:
+            run.keys.add(key)
         if keep is not None:
-            keep.append({"repo": run.repo, "profile": run.profile, **finding})
+            keep.append({"key": key, "repo": run.repo, "profile": run.profile, **finding})
 
 
 def print_run(run: Run, files: Files) -> None:
@@ -179,24 +209,99 @@ def print_totals(runs: Sequence[Run]) -> None:
         print("    " + ", ".join(f"{rule}/{sev[0]} {n}" for (rule, sev), n in counts))
 
 
+def read_judgements(path: Path) -> dict[str, str]:
+    """key -> verdict; a line that is not a judgement is named on stderr and left out."""
+    verdicts: dict[str, str] = {}
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            entry = json.loads(line)
+            key, verdict = entry["key"], entry["verdict"]
+        except (json.JSONDecodeError, KeyError, TypeError):
+            print(f"{path}:{number}: not a judgement (JSON with key and verdict)", file=sys.stderr)
+            continue
+        if verdict not in VERDICTS:
+            print(f"{path}:{number}: verdict {verdict!r} is none of {', '.join(VERDICTS)}",
+                  file=sys.stderr)
+            continue
+        verdicts[key] = verdict
+    return verdicts
+
+
+def read_commits(path: Path | None) -> dict[str, str]:
+    if path is None:
+        return {}
+    commits = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        fields = line.split()
+        if len(fields) >= 2:
+            commits[fields[0]] = fields[-1]
+    return commits
+
+
+def commit_of(root: Path, commits: dict[str, str]) -> str:
+    if root.name in commits:
+        return commits[root.name]
+    result = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True,
+                            text=True, check=False)
+    return result.stdout.strip()[:12] if result.returncode == 0 else "?"
+
+
+def precision(tp: int, wrong: int) -> str:
+    return f"{100 * tp / (tp + wrong):.1f}%" if tp + wrong else "n/a"
+
+
+def table(runs: Sequence[Run], commits: dict[str, str], verdicts: dict[str, str]) -> list[str]:
+    """The results table (Markdown) and the strict precision under it."""
+    header = ["repository", "commit", "files", "objects", "findings", "read", *VERDICTS]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    totals: Counter[str] = Counter()
+    for repo in dict.fromkeys(r.repo for r in runs):  # first-seen order
+        mine = [r for r in runs if r.repo == repo]
+        keys: set[str] = set().union(*(r.keys for r in mine))
+        seen = Counter(verdicts[k] for k in keys if k in verdicts)
+        row = Counter({"files": max(r.files for r in mine),
+                       "objects": max(r.objects for r in mine), "findings": len(keys),
+                       "read": sum(seen.values())})
+        row.update(seen)
+        totals.update(row)
+        cells = [repo, commits.get(repo, "?"), *(str(row[c]) for c in header[2:])]
+        lines.append("| " + " | ".join(cells) + " |")
+    lines.append("| **total** | | " + " | ".join(str(totals[c]) for c in header[2:]) + " |")
+    wrong = totals["FP"] + totals["FP-platform"]
+    lines += ["", f"strict precision TP/(TP+FP+FP-platform) = {totals['TP']}/"
+              f"{totals['TP'] + wrong} = {precision(totals['TP'], wrong)}; "
+              f"findings without a judgement: {totals['findings'] - totals['read']}"]
+    return lines
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("dir", type=Path, help="a directory of checked-out repositories")
     parser.add_argument("--repo", action="append", default=[], help="only this repository")
     parser.add_argument("--all-profiles", action="store_true", help="every profile everywhere")
+    parser.add_argument("--fitting", action="store_true",
+                        help="a repository whose name says its provider: only that profile")
     parser.add_argument("--profile", action="append", default=[],
                         help="only these profiles (repeatable)")
     parser.add_argument("--findings", type=Path, help="write every finding here (JSON lines)")
     parser.add_argument("-j", "--jobs", type=int, help="passed to pmanifest lint -j")
+    parser.add_argument("--judgements", type=Path,
+                        help="JSON lines of key and verdict: print the results table")
+    parser.add_argument("--commits", type=Path, help="lines 'name ... commit' for the table")
     args = parser.parse_args(argv)
     repos = sorted(p for p in args.dir.iterdir() if p.is_dir() and not p.name.startswith("."))
     keep: list[dict[str, object]] | None = [] if args.findings else None
     runs = []
+    commits = read_commits(args.commits)
     for root in repos:
         if args.repo and root.name not in args.repo:
             continue
         files = collect(root)
-        for profile in profiles_for(root.name, args.all_profiles):
+        if args.judgements:
+            commits[root.name] = commit_of(root, commits)
+        for profile in profiles_for(root.name, args.all_profiles, args.fitting):
             if args.profile and profile not in args.profile:
                 continue
             run = lint(root, root.name, profile, files.linted, args.jobs, keep)
@@ -206,6 +311,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print_totals(runs)
     if args.findings and keep is not None:
         args.findings.write_text("".join(json.dumps(f) + "\n" for f in keep), encoding="utf-8")
+    if args.judgements:
+        print("\n".join(["", *table(runs, commits, read_judgements(args.judgements))]))
     return 0
 
 

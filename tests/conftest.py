@@ -1,18 +1,25 @@
 """The suite's two speeds: ``pytest -m "not slow"`` is what a developer runs while working
 (under two minutes on a quiet 2-CPU machine); CI runs everything. Slow are the tests that run
 real processes for long (pre-commit and the CI recipes installing pmanifest, the benchmarks,
-real shells as PID 1 and real torchrun, the README's every command, hypothesis' deep runs,
+real shells as PID 1 and real torchrun, the documentation's every command, hypothesis' deep runs,
 bounded-time-and-memory checks on large inputs, CEL over every case under every profile) —
 by where they live, here, so a new test in one of these places is slow without a word, and by
 ``@pytest.mark.slow`` anywhere else."""
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 
 import pytest
 
 HERE = Path(__file__).resolve().parent
+# The tools the test extras install (ruff, shellcheck, pre-commit, kubectl, pmanifest itself)
+# sit beside the Python that runs the suite: found there whether or not its virtual
+# environment is activated (`.venv/bin/python -m pytest`).
+os.environ["PATH"] = os.pathsep.join([os.path.dirname(sys.executable),
+                                      os.environ.get("PATH", os.defpath)])
 SLOW = (
     "integration",  # pre-commit, the CI recipes and kubectl, each installing or running tools
     "distributed",  # real torchrun
@@ -23,7 +30,7 @@ SLOW = (
     "hostile/test_process.py",  # real processes: signals, full and closed stdout, --jobs
     "test_bench.py",
     "test_bench_hostile.py",
-    "test_readme.py",  # every command of the README in a sandbox
+    "test_readme.py",  # every command of the README and docs/ in a sandbox
     "test_lint_fuzz.py",  # hypothesis, many examples
     "test_code_quality.py",  # ruff, mypy --strict and vulture over the whole tree
 )

@@ -20,5 +20,5 @@ eval_ctx
 signum
 point
 has_error
-# shown in the README's "Hostile input" section; tests/test_limits.py keeps the two equal
+# shown in docs/reference.md's "Hostile input" section; tests/test_limits.py keeps the two equal
 LIMITS

@@ -18,6 +18,6 @@ def test_hostile_bench_prints_every_figure() -> None:
     assert [line.split(" ", 1)[0] for line in lines] == (
         ["5"] * 3 + ["11"] * 4 + ["9"] * 8 + ["10"] * 6 + ["28"] + ["3"] * 2 + ["4"]
         + ["26"] * 2 + ["24.events", "24.config", "24.policy", "24.inlining", "24.parser",
-                        "24.json", "24.check"]), lines
+                        "24.json", "24.check", "24.worker", "24.parent"]), lines
     assert all(" s" in line for line in lines if "mknod needs root" not in line)
     print(result.stdout)

@@ -1,5 +1,5 @@
-"""The bounds on input are in one module (``pmanifest.io.limits``), and the README's "Hostile
-input" section lists every one of them as that module says (issue 24)."""
+"""The bounds on input are in one module (``pmanifest.io.limits``), and docs/reference.md's
+"Hostile input" section lists every one of them as that module says (issue 24)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,9 @@ ROOT = Path(__file__).resolve().parent.parent
 def test_the_readme_lists_every_limit() -> None:
     table = "| bounded | at most |\n| --- | --- |\n" + "".join(
         f"| {what} | {bound} |\n" for what, bound in limits.LIMITS)
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert table in readme, "README.md's table of limits differs from pmanifest.io.limits"
+    reference = (ROOT / "docs" / "reference.md").read_text(encoding="utf-8")
+    assert table in reference, \
+        "docs/reference.md's table of limits differs from pmanifest.io.limits"
 
 
 def test_no_module_defines_its_own_bound_on_input() -> None:

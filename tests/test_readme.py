@@ -1,26 +1,31 @@
-"""Every shell command in README.md (and in the READMEs of examples/, which name the same
-files: EXTRA_READMES) runs, so the READMEs cannot drift from the program.
+"""Every shell command in README.md and the pages of docs/ (PAGES: the front page, then
+docs/*.md by name), and in the READMEs of examples/, which name the same files
+(EXTRA_READMES), runs, so the documentation cannot drift from the program.
 
 What runs: each line of every ```sh block (a trailing ``\\`` continues a line; blank and
-comment-only lines are skipped) and each ``$ `` line of every ```console block, in README
-order, with ``bash -o pipefail`` in one sandbox directory. A command passes when it exits 0,
-or the code EXIT_CODES gives it (an example whose findings are the point).
-Nothing here lists today's commands: a section added to the README is run as it is written.
+comment-only lines are skipped) and each ``$ `` line of every ```console block (whose output
+lines, down to the next ``$ ``, must each be a line it prints; one ending in ``...`` the start
+of one, and a ``...`` line alone stands for any number of lines), page by page
+in PAGES order and in each page's order, with ``bash -o pipefail`` in one sandbox directory.
+A command passes when it exits 0, or the code EXIT_CODES gives it (an example whose findings
+are the point). Nothing here lists today's commands: a section added to a page is run as it
+is written.
 
-The sandbox holds what the commands name, built from the README itself where it can be:
+The sandbox holds what the commands name, built from the pages themselves where it can be:
 
-- every ```yaml block whose first line is ``# <file>.yaml`` (the spec, ``.pmanifest.yaml``,
-  ``.pre-commit-config.yaml``) is written to that file, so the config the README shows is the
-  config every command runs under;
+- every ```yaml block of a page whose first line is ``# <file>.yaml`` (the spec,
+  ``.pmanifest.yaml``, ``.pre-commit-config.yaml``) is written to that file (a file is shown
+  once), so the config the pages show is the config every command runs under;
 - ``examples/`` is a copy of the repository's;
 - the spec rendered by pmanifest fills ``manifests/``, ``k8s/``, ``deploy/`` (with the spec)
   and ``overlays/prod/`` (a kustomization of it); ``my-templates/`` is empty (every template
-  built in); ``bin/kubectl`` is the real kubectl (a test dependency);
+  built in): the PLACEHOLDERS, which every page that names one declares as a placeholder for
+  the reader's own path; ``bin/kubectl`` is the real kubectl (a test dependency);
 - ``HOME`` is the sandbox, ``KUBECONFIG`` an empty file, ``NO_COLOR`` set, ``CI`` unset.
 
 A command that needs a network, a cluster or a tool pmanifest does not depend on is rewritten
 or skipped by SUBSTITUTIONS below, each with its reason; an entry that matches no command fails
-a test, so the table shrinks with the README. A new command that needs another file in the
+a test, so the table shrinks with the pages. A new command that needs another file in the
 sandbox, or another substitution, fails here until it gets one: that is the point.
 """
 
@@ -40,9 +45,15 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
+PAGES = [README, *sorted((ROOT / "docs").glob("*.md"))]  # what a user reads, in run order
 EXTRA_READMES = ("examples/cluster/README.md",)  # run from the root too, in the same sandbox
 pytestmark = pytest.mark.skipif(not README.is_file() or not (ROOT / "examples").is_dir(),
                                 reason="needs the source tree's README.md and examples/")
+
+# paths the pages name that stand for the reader's own (the sandbox makes each of them), and
+# the repository address the install recipes cannot know
+PLACEHOLDERS = ("OWNER", "manifests/", "k8s/", "deploy/", "overlays/prod", "my-templates",
+                "./chart")
 
 # (pattern searched in the command, replacement or None to skip it, why)
 SUBSTITUTIONS: list[tuple[str, str | None, str]] = [
@@ -72,6 +83,8 @@ EXIT_CODES: list[tuple[str, int, str]] = [
      "the example's mistakes are what the README shows: findings, exit 1"),
     (r"^pmanifest lint examples/lint/ --diff( +#.*)?$", 1,
      "the example's fixes are what the README shows: a diff, exit 1"),
+    (r"^pmanifest lint examples/lint/( +#.*)?$", 1,
+     "the front page's lint example: its findings are the point, exit 1"),
 ]
 
 
@@ -80,6 +93,7 @@ class Command:
     line: int  # in its README
     text: str
     readme: str = "README.md"  # from the repository's root
+    output: tuple[str, ...] = ()  # what a console block shows it prints
 
 
 def fenced_blocks(text: str) -> list[tuple[str, int, list[str]]]:
@@ -103,8 +117,10 @@ def commands(text: str, readme: str = "README.md") -> list[Command]:
     found = []
     for info, first, lines in fenced_blocks(text):
         if info == "console":
-            found += [Command(first + n, line[2:], readme) for n, line in enumerate(lines)
-                      if line.startswith("$ ")]
+            starts = [n for n, line in enumerate(lines) if line.startswith("$ ")]
+            found += [Command(first + n, lines[n][2:], readme,
+                              tuple(lines[n + 1:next((m for m in starts if m > n), None)]))
+                      for n in starts]
         elif info == "sh":
             pending: list[str] = []
             start = first
@@ -122,7 +138,7 @@ def commands(text: str, readme: str = "README.md") -> list[Command]:
 
 
 def named_files(text: str) -> dict[str, str]:
-    """Files the README shows whole: ```yaml blocks whose first line is ``# <file>``."""
+    """Files a page shows whole: ```yaml blocks whose first line is ``# <file>``."""
     files = {}
     for info, _, lines in fenced_blocks(text):
         head = lines[0].split() if lines else []
@@ -162,7 +178,7 @@ def _render(sandbox: Path, env: dict[str, str]) -> str:
 @pytest.fixture(scope="module")
 def sandbox(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
     root = tmp_path_factory.mktemp("readme")
-    for name, content in named_files(README.read_text()).items():
+    for name, content in page_files().items():
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(content)
     shutil.copytree(ROOT / "examples", root / "examples")
@@ -187,21 +203,37 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, s
     return root, env
 
 
-README_COMMANDS = commands(README.read_text()) if README.is_file() else []
+def page_name(page: Path) -> str:
+    return page.relative_to(ROOT).as_posix()
+
+
+def page_files() -> dict[str, str]:
+    """The files every page shows whole; one file is shown on one page only."""
+    files: dict[str, str] = {}
+    for page in PAGES:
+        for name, content in named_files(page.read_text()).items():
+            assert name not in files, f"{page_name(page)} shows {name} again"
+            files[name] = content
+    return files
+
+
+PAGE_COMMANDS = [c for page in PAGES if page.is_file()
+                 for c in commands(page.read_text(), page_name(page))]
 EXTRA_COMMANDS = [c for name in EXTRA_READMES if (ROOT / name).is_file()
                   for c in commands((ROOT / name).read_text(), name)]
 
 
-def test_the_readme_has_commands_and_files_to_run() -> None:
-    assert len(README_COMMANDS) >= 20
-    assert {"spec.yaml", ".pmanifest.yaml"} <= set(named_files(README.read_text()))
+def test_the_pages_have_commands_and_files_to_run() -> None:
+    assert len(PAGE_COMMANDS) >= 40
+    assert {"README.md", "docs/render.md", "docs/lint.md"} <= {c.readme for c in PAGE_COMMANDS}
+    assert {"spec.yaml", ".pmanifest.yaml", ".pre-commit-config.yaml"} <= set(page_files())
 
 
 def test_the_examples_readmes_have_commands() -> None:
     assert {c.readme for c in EXTRA_COMMANDS} == set(EXTRA_READMES)
 
 
-@pytest.mark.parametrize("command", README_COMMANDS + EXTRA_COMMANDS,
+@pytest.mark.parametrize("command", PAGE_COMMANDS + EXTRA_COMMANDS,
                          ids=lambda c: f"{c.readme}:{c.line}")
 def test_readme_command_runs(command: Command, sandbox: tuple[Path, dict[str, str]]) -> None:
     root, env = sandbox
@@ -218,10 +250,15 @@ def test_readme_command_runs(command: Command, sandbox: tuple[Path, dict[str, st
         f"{command.readme}:{command.line}: `{command.text}` exited {done.returncode}, not "
         f"{expected}\n"
         f"stdout: {done.stdout[-2000:]}\nstderr: {done.stderr[-2000:]}")
+    printed = (done.stdout + done.stderr).splitlines()
+    not_printed = [shown for shown in command.output if shown != "..." and not any(
+        line.startswith(shown[:-3]) if shown.endswith("...") else line == shown
+        for line in printed)]
+    assert not_printed == [], f"{command.readme}:{command.line}: shown but not printed"
 
 
 def test_every_substitution_and_exit_code_is_still_needed() -> None:
-    every = README_COMMANDS + EXTRA_COMMANDS
+    every = PAGE_COMMANDS + EXTRA_COMMANDS
     used = {rewrite(c)[1] for c in every}
     unused = [pattern for pattern, _, _ in SUBSTITUTIONS if pattern not in used]
     unused += [pattern for pattern, _, _ in EXIT_CODES
@@ -235,5 +272,5 @@ def test_the_parser_reads_blocks_as_documented() -> None:
             "```yaml\n# conf.yaml\nx: 1\n```\n```yaml\nid: ACME001\n```\n")
     assert commands(text) == [Command(2, "pmanifest lint a    --fail-on warning   # note"),
                               Command(6, "pmanifest rules"),
-                              Command(9, "pmanifest policy test p")]
+                              Command(9, "pmanifest policy test p", output=("PASS x",))]
     assert named_files(text) == {"conf.yaml": "x: 1\n"}

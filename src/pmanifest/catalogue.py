@@ -21,13 +21,20 @@ import functools
 import re
 from typing import Any, NamedTuple
 
-from pmanifest.kube.contract import DAEMON_ROLE, ROLES
+from pmanifest.kube.contract import DAEMON_ROLE, ROLES, UNKNOWN_ROLE
 
 SEVERITIES = ("error", "warning", "info")
+
+
+def lowered(severity: str) -> str:
+    """One severity level lower: error -> warning -> info (info stays)."""
+    index = SEVERITIES.index(severity) if severity in SEVERITIES else len(SEVERITIES) - 1
+    return SEVERITIES[min(index + 1, len(SEVERITIES) - 1)]
+
 # once per pod template (with its role and placement) / Kubernetes object / cluster request or
 # read (`pmanifest cluster check`) / lint run with --cluster (the GPU demand of every workload)
 APPLIES = ("workload", "object", "cluster", "input")
-POD_ROLES = (*ROLES, DAEMON_ROLE)  # the roles a pod template can have
+POD_ROLES = (*ROLES, DAEMON_ROLE, UNKNOWN_ROLE)  # the roles a pod template can have
 PLUGIN_GROUP = "pmanifest.rules"  # the entry-point group of rule plugins
 RULE_ID = re.compile(r"^[A-Z][A-Z0-9]*[0-9]{3}$")
 SLUG = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")

@@ -49,3 +49,8 @@ class ConfigError(PmanifestError):
 
 class TemplateError(PmanifestError):
     """A template that fails to render or renders something invalid."""
+
+
+class Terminated(BaseException):
+    """SIGTERM reached the process while it waited for its workers (``lint --jobs``): like
+    KeyboardInterrupt, not an error of the run; the CLI ends quietly with 143 (128 + SIGTERM)."""

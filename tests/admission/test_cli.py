@@ -78,7 +78,7 @@ def test_config_profile_roles_levels_and_suppressions(tmp_path: Path) -> None:
     assert policy["metadata"]["annotations"]["pmanifest.io/profile"] == "gke"
     assert "PM403" not in {d["metadata"]["annotations"]["pmanifest.io/rule"] for d in docs}
     assert [c["name"] for c in policy["spec"]["matchConditions"]] == \
-        ["not-made-by-a-judged-controller"]
+        ["not-made-by-a-judged-controller", "pm-role-decidable-without-reading-what-the-pod-runs"]
     # the config makes Deployments workers: no longer a serving pod on preemptible nodes
     assert not evaluate(policy, SERVING).denied
     assert evaluate(_policy(_export("--profile", "gke"), "PM102"), SERVING).denied

@@ -34,6 +34,14 @@ spec:
           cloud.google.com/machine-family: "c2"
         containers:
           - {name: ray-head, image: rayproject/ray:2.41.0}
+  workerGroupSpecs:
+    - groupName: b200
+      template:
+        spec:
+          containers:
+            - name: ray-worker
+              image: rayproject/ray:2.41.0
+              resources: {limits: {nvidia.com/gpu: 8}}
 """
 RAYSERVICE_WORKERS_MAY_BE_SPOT = """\
 apiVersion: ray.io/v1
@@ -58,7 +66,9 @@ spec:
           spec:
             nodeSelector: {NodeGroupType: g5-gpu-karpenter, type: karpenter}
             containers:
-              - {name: worker, image: rayproject/ray:2.41.0}
+              - name: worker
+                image: rayproject/ray:2.41.0
+                resources: {limits: {nvidia.com/gpu: 1}}
 """
 QUEUES = """\
 apiVersion: kueue.x-k8s.io/v1beta1
@@ -143,8 +153,28 @@ spec:
     spec:
       nodeSelector: {together.ai/compute-class: preemptible}
       containers:
-        - {name: server, image: vllm/vllm-openai:v0.6.4}
+        - {name: server, image: ghcr.io/acme/model-server:1.2,
+           resources: {limits: {nvidia.com/gpu: 1}}}
 """
+
+
+def test_a_custom_kind_running_an_inference_server_is_serving(runner: CliRunner,
+                                                              tmp_path: Path) -> None:
+    """What the pod runs tells its role: no config, and PM101 fires (serving, not a worker)."""
+    (tmp_path / "server.yaml").write_text(TRAINER.replace("ghcr.io/acme/model-server:1.2",
+                                                          "vllm/vllm-openai:v0.6.4"))
+    result = runner.invoke(main, ["lint", "server.yaml", *ROLE_RULES])
+    assert result.exit_code == 1
+    assert result.stdout == (
+        "server.yaml:6:5: info PM003[generic-workload] ModelServer (example.com/v1) is not a "
+        "kind pmanifest knows; the pod template at spec.template.spec was found by its shape and "
+        "is checked with the role serving, assumed because its image vllm/vllm-openai:v0.6.4 is "
+        "an inference server; declare its role with the label or annotation "
+        "`pmanifest.io/role: worker|coordinator|serving` on the template or the object, or for "
+        "the kind in the config (`roles: {example.com/ModelServer: serving}`)\n"
+        "server.yaml:7:22: error PM101[serving-on-preemptible] ModelServer (role serving) is "
+        "long-running but only preemptible nodes can take it: every replica goes down when its "
+        "node is reclaimed (300 s notice); keep it on standard nodes\n")
 
 
 def test_config_declares_the_role_of_a_kind(runner: CliRunner, tmp_path: Path) -> None:
@@ -152,7 +182,9 @@ def test_config_declares_the_role_of_a_kind(runner: CliRunner, tmp_path: Path) -
     assumed = runner.invoke(main, ["lint", "server.yaml", *ROLE_RULES])
     assert assumed.stdout.startswith("server.yaml:6:5: info PM003[generic-workload] ModelServer "
                                       "(example.com/v1) is not a kind pmanifest knows")
-    assert "`roles: {example.com/ModelServer: worker}`" in assumed.stdout
+    assert "its role is unknown (nothing it runs tells its role)" in assumed.stdout
+    assert "`roles: {example.com/ModelServer: worker|coordinator|serving}`" in assumed.stdout
+    assert assumed.stdout.count("\n") == 1  # PM003 alone: no role-dependent rule ran
     (tmp_path / ".pmanifest.yaml").write_text("roles:\n  example.com/ModelServer: serving\n")
     declared = runner.invoke(main, ["lint", "server.yaml", *ROLE_RULES])
     assert declared.exit_code == 1
@@ -174,6 +206,11 @@ def test_config_roles_are_validated_at_their_position(runner: CliRunner, tmp_pat
 
 def test_explain_pm103_documents_the_image_heuristic(runner: CliRunner) -> None:
     explained = " ".join(runner.invoke(main, ["explain", "PM103"]).stdout.split())
-    assert "a Deployment or ReplicaSet whose image is a database or queue" in explained
+    assert "Deployment or ReplicaSet whose image is a database, queue or object store" in explained
+    assert "A StatefulSet is a coordinator when it keeps data on volumeClaimTemplates" in explained
+    assert "with any version words (`redis7`, `mysql-80-c9s`, `postgresql-16`)" in explained
+    # the StatefulSets it reads from what they run are left to lint in the cluster
+    assert "StatefulSets with no volumeClaimTemplates, no database image and no declared role" \
+        in explained
     assert "`kafka-exporter` is not kafka" in explained
     assert "the config's `roles:`" in explained  # how to override it

@@ -53,6 +53,8 @@ GRACE_FINDING = (
     "cap of preemptible nodes (together profile): the node is removed 300 s after the notice "
     "whatever the pod is doing; set it to 300 or less and finish the checkpoint inside that "
     "window")
+FOREIGN_1 = ("pmanifest: 1 YAML document in 1 file skipped: not Kubernetes objects (no "
+             "apiVersion and kind)\n")
 EMPTY_TAIL = ": nothing was checked; name the manifests to lint, or pass --allow-empty where " \
              "none is expected\n"
 
@@ -116,7 +118,63 @@ def test_stdin_is_named_by_its_file_name(runner: CliRunner) -> None:
 def test_allow_empty_passes_with_the_summary(runner: CliRunner, tmp_path: Path) -> None:
     write(tmp_path / "k8s" / "values.yaml", "replicas: 3\n")
     assert run(runner, "k8s", "--allow-empty") == (
-        0, "", summary("0 errors, 0 warnings, 0 info in 1 file", "0 objects"))
+        0, "", summary("0 errors, 0 warnings, 0 info in 1 file", "0 objects") + FOREIGN_1)
+
+
+def test_hidden_directories_are_not_walked_and_the_message_counts_them(
+        runner: CliRunner, tmp_path: Path) -> None:
+    """`.tekton/` and `.github/` hold CI definitions, not what the tree deploys: a walk
+    leaves them, and when nothing else is there the message says how many YAML files it left
+    where (git's own .git is not counted); named on the command line, they are linted."""
+    write(tmp_path / "repo" / ".tekton" / "train.yaml", LONG_GRACE)
+    write(tmp_path / "repo" / ".github" / "workflows" / "ci.yml", "on: push\n")
+    write(tmp_path / "repo" / "app" / ".job.yaml", GOOD)
+    write(tmp_path / "repo" / ".git" / "config.yaml", GOOD)
+    write(tmp_path / "repo" / "build" / "out.yaml", GOOD)
+    write(tmp_path / "repo" / "README.md", "# not yaml\n")
+    write(tmp_path / "repo" / ".gitignore", "dist/\n")
+    write(tmp_path / "repo" / "dist" / "a.yaml", GOOD)
+    write(tmp_path / "repo" / "dist" / "b.yml", GOOD)
+    assert run(runner, "repo", "--exclude", "repo/build") == (2, "", (
+        "pmanifest: no Kubernetes object found in repo (no *.yaml or *.yml file walked: 3 in "
+        "hidden directories or files, 1 excluded, 2 ignored by git; name them to lint them)"
+        + EMPTY_TAIL))
+    write(tmp_path / "repo" / "kustomization.yaml", "resources: [.tekton/train.yaml]\n")
+    assert run(runner, "repo", "--exclude", "repo/build") == (2, "", (
+        "pmanifest: no Kubernetes object found in repo (1 file read, no object with apiVersion "
+        "and kind in it; YAML files not walked: 3 in hidden directories or files, 1 excluded, "
+        "2 ignored by git)"
+        + EMPTY_TAIL))
+    code, out, _ = run(runner, "repo/.tekton", "repo/app/.job.yaml")
+    assert (code, out) == (1, f"repo/.tekton/train.yaml:12:7: {GRACE_FINDING}\n")
+    # beside one object, the walk still leaves them
+    write(tmp_path / "repo" / "app" / "job.yaml", GOOD)
+    assert run(runner, "repo")[:2] == (0, "")
+
+
+# --- YAML that is no Kubernetes object: skipped, and counted --------------------------------
+
+
+def test_other_tools_yaml_is_skipped_with_a_note_whatever_its_tags(
+        runner: CliRunner, tmp_path: Path) -> None:
+    """CloudFormation's `!Ref`, MkDocs' `!!python/name:` are no error outside an object; the
+    note after the summary counts what was skipped (a kustomization is read as one, not
+    counted); an object's own custom tag is still PM001."""
+    write(tmp_path / "infra" / "stack.yaml",
+          'AWSTemplateFormatVersion: "2010-09-09"\nResources:\n  B:\n    Type: AWS::S3::Bucket\n'
+          "    Properties: {BucketName: !Sub '${AWS::StackName}-ckpt'}\n")
+    write(tmp_path / "infra" / "mkdocs.yml",
+          "site_name: x\nmarkdown_extensions:\n  - pymdownx.emoji:\n"
+          "      emoji_index: !!python/name:material.extensions.emoji.twemoji\n---\n"
+          + CONFIG_MAP + "---\nstages: [build]\n")
+    write(tmp_path / "infra" / "kustomization.yaml", "resources: [job.yaml]\n")
+    write(tmp_path / "infra" / "job.yaml", GOOD.replace("image: busybox", "image: !Ref Img"))
+    code, out, err = run(runner, "infra")
+    assert (code, out) == (1, "infra/job.yaml:13:40: error PM001[yaml-syntax-error] "
+                              "unsupported YAML tag '!Ref'\n")
+    assert err == summary("1 error, 0 warnings, 0 info in 4 files", "1 object") + (
+        "pmanifest: 3 YAML documents in 2 files skipped: not Kubernetes objects (no "
+        "apiVersion and kind)\n")
 
 
 def test_reports_are_not_written_when_nothing_was_checked(runner: CliRunner,
@@ -290,6 +348,72 @@ def test_a_patch_reached_through_a_symbolic_link_is_found_from_where_it_lives(
                    "patch named by app/kustomization.yaml: a fragment of an object, not linted "
                    "on its own; lint what kustomize builds instead (`kubectl kustomize app | "
                    "pmanifest lint -`)\n")
+
+
+def test_a_commented_out_patch_section_still_names_patches(runner: CliRunner,
+                                                          tmp_path: Path) -> None:
+    """kubebuilder's config/default comments out the whole section (`#patches:`) with its
+    entries, each with its target; the files named there are patches (under any prefix), and
+    a commented section that is not a patch list (`#replacements:`) names none."""
+    write(tmp_path / "config" / "default" / "kustomization.yaml",
+          "resources:\n- ../manager\n#patches:\n# [WEBHOOK] To enable webhook, uncomment\n"
+          "#- path: manager_webhook_patch.yaml\n#  target:\n#    kind: Deployment\n"
+          "#- path: ../patches/grace_patch.yaml\n#replacements:\n#- path: more.yaml\n")
+    write(tmp_path / "config" / "default" / "manager_webhook_patch.yaml",
+          LONG_GRACE.replace("train", "manager"))
+    write(tmp_path / "config" / "patches" / "grace_patch.yaml", LONG_GRACE)
+    write(tmp_path / "config" / "default" / "more.yaml", LONG_GRACE)
+    code, out, _ = run(runner, "config")
+    assert code == 1
+    assert [line.split(" ")[0:2] for line in out.splitlines()] == [
+        ["config/default/manager_webhook_patch.yaml:1:1:", "info"],
+        ["config/default/more.yaml:12:7:", "error"],
+        ["config/patches/grace_patch.yaml:1:1:", "info"]]
+
+
+# (kubeflow/manifests' centraldashboard base: no selector of its own, kustomize adds it)
+DASHBOARD = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: dashboard}
+spec:
+  replicas: 1
+  template:
+    spec:
+      containers: [{name: ui, image: kubeflownotebookswg/centraldashboard}]
+"""
+NO_SELECTOR = "error PM002[schema-invalid] spec is missing 'selector'; add it"
+
+
+def test_a_selector_a_kustomization_supplies_is_not_missing(runner: CliRunner,
+                                                            tmp_path: Path) -> None:
+    """`labels` with includeSelectors and `commonLabels` (here an overlay's, reaching its base)
+    put the selector there when kustomize builds: PM002 validates what it builds. Labels
+    without includeSelectors, and a file no kustomization names, still lack one."""
+    write(tmp_path / "base" / "kustomization.yaml",
+          "resources: [dashboard.yaml]\nlabels:\n- pairs: {app: dashboard}\n"
+          "  includeSelectors: true\n")
+    write(tmp_path / "base" / "dashboard.yaml", DASHBOARD)
+    write(tmp_path / "plain" / "kustomization.yaml",
+          "resources: [dashboard.yaml]\nlabels:\n- pairs: {app: dashboard}\n")
+    write(tmp_path / "plain" / "dashboard.yaml", DASHBOARD)
+    write(tmp_path / "plain" / "unlisted.yaml", DASHBOARD)
+    write(tmp_path / "app" / "base" / "kustomization.yaml", "resources:\n- dashboard.yaml\n")
+    write(tmp_path / "app" / "base" / "dashboard.yaml", DASHBOARD)
+    write(tmp_path / "app" / "overlay" / "kustomization.yaml",
+          "resources: [../base]\ncommonLabels: {app.kubernetes.io/part-of: kubeflow}\n")
+    code, out, _ = run(runner, "base", "plain", "app", select=("--select", "PM002"))
+    assert (code, out) == (1, f"plain/dashboard.yaml:4:1: {NO_SELECTOR}\n"
+                              f"plain/unlisted.yaml:4:1: {NO_SELECTOR}\n")
+
+
+def test_kustomizations_that_include_each_other_end(runner: CliRunner, tmp_path: Path) -> None:
+    """A cycle of bases (kustomize itself refuses it) is followed once per set of labels."""
+    write(tmp_path / "a" / "kustomization.yaml",
+          "resources: [../b, dashboard.yaml]\ncommonLabels: {x: '1'}\n")
+    write(tmp_path / "b" / "kustomization.yaml", "resources: [../a]\ncommonLabels: {y: '2'}\n")
+    write(tmp_path / "a" / "dashboard.yaml", DASHBOARD)
+    assert run(runner, "a", "b", select=("--select", "PM002"))[:2] == (0, "")
 
 
 # --- colour ---------------------------------------------------------------------------------

@@ -69,7 +69,9 @@ def test_non_kubernetes_files_alone_are_not_a_clean_run(runner: CliRunner, tmp_p
         "--allow-empty where none is expected\n"))
     result = runner.invoke(main, ["lint", *SELECT, "values.yaml", "--allow-empty"])
     assert (result.exit_code, result.stdout, result.stderr) == (
-        0, "", f"0 errors, 0 warnings, 0 info in 1 file (0 objects, {RULES} rules)\n{ASSUMED}")
+        0, "", f"0 errors, 0 warnings, 0 info in 1 file (0 objects, {RULES} rules)\n{ASSUMED}"
+        "pmanifest: 1 YAML document in 1 file skipped: not Kubernetes objects (no apiVersion "
+        "and kind)\n")
 
 
 def test_a_field_at_the_wrong_level_says_where_it_belongs(runner: CliRunner,
@@ -278,7 +280,7 @@ def test_explain_documents_the_grace_and_fragment_decisions(runner: CliRunner) -
     assert "An explicit value equal to Kubernetes' default (30 s) is judged like an" in grace
     # one decision for the grace rules: no DaemonSet, said where each says what it reads
     applies = (
-        "Applies to:\n  every pod template of role worker, coordinator or serving (not "
+        "Applies to:\n  every pod template of role worker, coordinator, serving or unknown (not "
         "DaemonSets, whose pods have the role daemon): of the core workload kinds (Pod, Job, "
         "CronJob, Deployment, StatefulSet, ReplicaSet, ReplicationController, PodTemplate), of "
         "the custom resources pmanifest knows (KubeRay, JobSet, Kubeflow, LeaderWorkerSet, "

@@ -39,7 +39,8 @@ def test_a_long_coloured_report_through_a_pipe_is_whole_and_plain(tmp_path: Path
     """``--color always`` is not asked: off a terminal, colours are stripped from every piece."""
     doc = ("apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: api-{n}}}\nspec:\n"
            "  template:\n    spec:\n      nodeSelector: {{together.ai/compute-class: "
-           "preemptible}}\n      containers: [{{name: c, image: i}}]\n")
+           "preemptible}}\n      containers: [{{name: c, image: i, resources: {{limits: "
+           "{{nvidia.com/gpu: 1}}}}}}]\n")
     files = 600
     for n in range(files):
         (tmp_path / f"d{n:04}.yaml").write_text(doc.format(n=n), encoding="utf-8")

@@ -3,7 +3,7 @@
 
 Every source of user-facing strings is read: every string literal of the package (messages,
 help texts, docstrings that click shows), the rule catalogue and profiles (``policies/``), the
-templates (rendered output), the examples and the README; and, as printed, every command's
+templates (rendered output), the examples, the README and docs/; and, as printed, every command's
 ``--help``, ``rules`` and ``explain`` of every rule."""
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ def _string_literals(path: Path) -> Iterator[tuple[int, str]]:
 
 def _user_files() -> Iterator[Path]:
     yield ROOT / "README.md"
+    yield from sorted((ROOT / "docs").glob("*.md"))
     for folder, pattern in (("policies", "*.yaml"), ("templates", "*.j2"), ("templates", "*.sh"),
                             ("examples", "**/*")):
         yield from (p for p in sorted((ROOT / folder).glob(pattern)) if p.is_file())

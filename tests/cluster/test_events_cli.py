@@ -40,7 +40,8 @@ checkpoint sizing: a 90 s checkpoint, a job on 4 preemptible nodes, profile
   drain window: fits (90 s of 290 s: grace period cap 300 s - supervisor margin
     10 s); a checkpoint at the notice keeps the work
   mean time between interruptions of the job: 18.1 h (per node / 4)
-  periodic checkpoint: every 57 min (Young/Daly: sqrt(2 x 90 s x 18.1 h))
+  periodic checkpoint: every 56 min (Daly's higher-order optimum; Young's sqrt(2
+    x 90 s x 18.1 h) = 57 min)
   expected GPU time lost: 5.2 % (checkpoints and work done again; restart time
     not counted)
   (periodic checkpoints bound the loss when a checkpoint at the notice fails)
@@ -114,9 +115,63 @@ def test_cluster_read_example_json(in_repo: CliRunner) -> None:
     assert payload["meanSecondsBetweenPreemptionsPerNode"] == 1042750 / 4
     sizing = payload["sizing"]
     assert sizing["jobMeanSecondsBetweenInterruptions"] == pytest.approx(1042750 / 16, abs=1e-3)
-    assert sizing["intervalSeconds"] == pytest.approx((2 * 90 * 1042750 / 16) ** 0.5, abs=1e-3)
+    job = 1042750 / 16
+    young = (2 * 90 * job) ** 0.5
+    daly = young * (1 + (90 / (2 * job)) ** 0.5 / 3 + 90 / (18 * job)) - 90
+    # Daly's is the recommended interval, with both labelled beside it
+    assert sizing["intervalSeconds"] == sizing["dalyIntervalSeconds"] == pytest.approx(
+        daly, abs=1e-3)
+    assert sizing["youngIntervalSeconds"] == pytest.approx(young, abs=1e-3)
     assert (sizing["fitsDrainWindow"], sizing["drainWindowSeconds"], sizing["basis"]) == (
         True, 300, "estimate")
+
+
+MEASURED = ("window", "nodes", "preemptions", "timedPreemptions", "countedPreemptions",
+            "exposureSeconds", "unseenNodes", "meanSecondsBetweenPreemptionsPerNode", "basis")
+
+
+@pytest.mark.parametrize("files", [[READ], [KUBECTL], [READ, KUBECTL]])
+def test_the_profile_never_changes_what_the_events_measure(in_repo: CliRunner,
+                                                           files: list[str]) -> None:
+    """--profile sizes the checkpoint (its grace period cap); the nodes, exposure and mean time
+    between preemptions come from the events alone, whichever profile is named. It once
+    counted a Together node that was never preempted only under the together profile (its
+    name prefix), so gke and aks gave another mean from the same read."""
+    from pmanifest.kube.profile import profile_names
+
+    measured = {}
+    for name in profile_names():
+        payload = json.loads(events(in_repo, *files, "--profile", name, "--format",
+                                    "json").stdout)
+        measured[name] = {key: payload[key] for key in MEASURED}
+    assert len(profile_names()) >= 4
+    together = measured["together"]
+    assert all(m == together for m in measured.values()), {
+        n: m["meanSecondsBetweenPreemptionsPerNode"] for n, m in measured.items()}
+    if files == [READ]:  # never-preempted nodes are counted as observed preemptible nodes
+        assert together["meanSecondsBetweenPreemptionsPerNode"] == 1042750 / 4
+        assert {n["node"]: n["compute"] for n in together["nodes"]}[
+            "gpu-preemptible-dp-h3w6n"] == "preemptible"
+
+
+def test_a_standard_node_stays_out_of_the_exposure_under_every_profile(
+        runner: CliRunner, tmp_path: Path) -> None:
+    """The positive around it: a standard node's events (its name a standard prefix) add no
+    preemptible exposure under any profile, and an unknown name only counts once preempted."""
+    (tmp_path / "read.json").write_text(read_with([
+        ev("gpu-preemptible-dp-1", A, "2025-03-04T00:00:00Z"),
+        ev("gpu-dp-1", A, "2025-03-04T00:00:00Z"),
+        ev("cpu-node-7", A, "2025-03-04T00:00:00Z"),
+        ev("gpu-preemptible-dp-1", P, "2025-03-04T06:00:00Z"),
+    ]))
+    for name in ("together", "gke", "aks", "karpenter"):
+        payload = json.loads(events(runner, "read.json", "--profile", name,
+                                    "--format", "json").stdout)
+        computes = {n["node"]: (n["compute"], n["observedSeconds"]) for n in payload["nodes"]}
+        assert computes == {"gpu-preemptible-dp-1": ("preemptible", 6 * 3600.0),
+                            "gpu-dp-1": ("standard", None),
+                            "cpu-node-7": ("unknown", None)}, name
+        assert payload["exposureSeconds"] == 6 * 3600.0
 
 
 def test_kubectl_example_keeps_only_preemptions_of_nodes(in_repo: CliRunner) -> None:
@@ -276,7 +331,8 @@ def test_no_preemption_bounds_the_mean_from_below(runner: CliRunner, tmp_path: P
     result = events(runner, "read.json")
     assert "mean time between preemptions per node: more than 2.0 h (no preemption " in (
         result.stdout)
-    assert "  periodic checkpoint: at least 19 min apart" in result.stdout
+    assert ("  periodic checkpoint: at least 18 min apart (Daly's higher-order optimum;\n"
+            "    Young's sqrt(2 x 90 s x 2.0 h) = 19 min)") in result.stdout
     assert "  expected GPU time lost: at most 15.0 %" in result.stdout
 
 

@@ -112,24 +112,24 @@ def test_preempted_worker_is_replaced_and_training_resumes(tmp_path: Path) -> No
 
     try:
         store = pod("trainer-rendezvous", coordinator)
-        kubelet.wait_for(lambda: "listening" in store.log.read_text(), 120, "the store")
+        kubelet.wait_for(lambda: "listening" in store.log.read_text(), 300, "the store")
         workers = [pod(f"trainer-{i}", worker) for i in range(3)]
-        kubelet.wait_for(lambda: _step(ckpt) >= PREEMPT_AT, 180, "training to start")
+        kubelet.wait_for(lambda: _step(ckpt) >= PREEMPT_AT, 300, "training to start")
 
         workers[1].terminate()  # the preemption: SIGTERM to the container's main process
-        assert workers[1].wait(timeout=60) == 143, logs()
+        assert workers[1].wait(timeout=300) == 143, logs()
         preempted_at = _step(ckpt)
         before = len(_events(ckpt))
         # the Job's new pod for the preempted index, as soon as the old one has failed
         replacement = pod("trainer-1", worker)
         for running in (workers[0], workers[2], replacement):
-            assert running.wait(timeout=180) == 0, logs()
+            assert running.wait(timeout=300) == 0, logs()
     finally:
         for running in started:
             if running.process.poll() is None and running.name != "trainer-rendezvous":
                 running.kill_tree()
     store.terminate()
-    assert store.wait(timeout=30) == 0, logs()
+    assert store.wait(timeout=300) == 143, logs()  # a stopped store is a disruption, never 0
 
     events = _events(ckpt)
     starts = [e for e in events[before:] if e["event"] == "start"]

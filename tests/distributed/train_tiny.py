@@ -90,6 +90,9 @@ def main() -> None:
     parser.add_argument("--steps", type=int, required=True)
     parser.add_argument("--step-seconds", type=float, default=0.2)
     parser.add_argument("--checkpoint-dir", default=os.environ.get("CHECKPOINT_DIR"))
+    # while this file exists (in the checkpoint directory) no step starts: a test holds the
+    # training still around a preemption, so it cannot finish first on a slow machine
+    parser.add_argument("--hold", default=None)
     args = parser.parse_args()
     if not args.checkpoint_dir:
         parser.error("--checkpoint-dir or CHECKPOINT_DIR is required")
@@ -105,7 +108,10 @@ def main() -> None:
          host=os.environ.get("HOSTNAME"), node=os.environ.get("GROUP_RANK"),
          restart=os.environ.get("TORCHELASTIC_RESTART_COUNT"))
     share = GLOBAL_BATCH // world
+    hold = directory / args.hold if args.hold else None
     while step < args.steps:
+        while hold is not None and hold.exists():
+            time.sleep(0.05)
         x, y = batch(step)
         rows = slice(rank * share, (rank + 1) * share)
         grad = gradient_sum(w, x[rows], y[rows])

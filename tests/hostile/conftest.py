@@ -38,11 +38,13 @@ def selected(args: Sequence[str]) -> list[str]:
     the profile these expectations were written for to one that names none (what a run
     infers without one is tests/cli/test_input_facts.py's subject)."""
     args = list(args)
-    if args[:1] == ["lint"] and "--select" not in args:
-        args += [option for rule in RULES for option in ("--select", rule)]
-    if args[:1] == ["lint"] and "--profile" not in args and "--config" not in args:
-        args += ["--profile", "together"]
-    return args
+    end = args.index("--") if "--" in args else len(args)  # options go before the file names
+    options, names = args[:end], args[end:]
+    if options[:1] == ["lint"] and "--select" not in options:
+        options += [option for rule in RULES for option in ("--select", rule)]
+    if options[:1] == ["lint"] and "--profile" not in options and "--config" not in options:
+        options += ["--profile", "together"]
+    return options + names
 
 
 @pytest.fixture

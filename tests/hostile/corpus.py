@@ -22,9 +22,10 @@ spec:
       containers:
         - name: main
           image: busybox
-          command: [sh, -c, 'trap "exit 143" TERM; python t.py & wait $!']
+          command: [sh, -c, 'trap "kill $!; wait $!; exit 143" TERM; python t.py & wait $!']
 """
 POD = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"
+OBJECT = "apiVersion: v1\nkind: ConfigMap\n"  # what makes a document a Kubernetes object
 JOB_HEAD = "apiVersion: batch/v1\nkind: Job\nmetadata: {name: t}\n"
 PREEMPTIBLE_POD = """\
 apiVersion: v1
@@ -51,7 +52,9 @@ def billion_laughs() -> str:
 
 
 GRACE = "      terminationGracePeriodSeconds: 300\n"
-COMMAND = "          command: [sh, -c, 'trap \"exit 143\" TERM; python t.py & wait $!']\n"
+# its TERM trap passes the signal on to the program, whose checkpoint it waits for
+COMMAND = ("          command: [sh, -c, 'trap \"kill $!; wait $!; exit 143\" TERM; python t.py & "
+           "wait $!']\n")
 SELECTOR = "      nodeSelector: {together.ai/compute-class: preemptible}\n"
 CONTAINERS = "      containers:\n"
 
@@ -132,13 +135,17 @@ SMALL: dict[str, bytes | str] = {
     "helm-key": POD.replace("{name: p}", "\n  {{ .Values.key }}: x"),
     "helm-whole-line": "{{- if .Values.enabled }}\n" + POD + "{{- end }}\n",
     "helm-include": POD + "  labels:\n    {{- include \"chart.labels\" . | nindent 4 }}\n",
-    "python-apply": "a: !!python/object/apply:os.system ['touch MARKER']\n",
-    "python-new": "!!python/object/new:os.system [touch MARKER]\n",
-    "python-name": "a: !!python/name:os.system\n",
-    "python-subprocess": "- !!python/object/apply:subprocess.check_output\n"
+    # (in objects: a tag outside one is another tool's, skipped unread)
+    "python-apply": OBJECT + "a: !!python/object/apply:os.system ['touch MARKER']\n",
+    "python-new": OBJECT + "data: !!python/object/new:os.system [touch MARKER]\n",
+    "python-name": OBJECT + "a: !!python/name:os.system\n",
+    "python-subprocess": "apiVersion: v1\nkind: List\nitems:\n"
+                         "- !!python/object/apply:subprocess.check_output\n"
                          "  args: [[touch, MARKER]]\n",
+    "python-outside-objects": "!!python/object/new:os.system [touch MARKER]\n---\n"
+                              "a: !!python/object/apply:os.system ['touch MARKER']\n",
     "custom-tag-ref": POD.replace("{name: p}", "\n  name: !Ref PodName"),
-    "set-tag": "a: !!set {x, y}\n",
+    "set-tag": OBJECT + "a: !!set {x, y}\n",
     "bad-int-tag": "a: !!int hello\n",
     "merge-key": POD + "spec:\n  <<: {terminationGracePeriodSeconds: 900, nodeSelector: "
                        "{together.ai/compute-class: preemptible}, "
@@ -147,7 +154,7 @@ SMALL: dict[str, bytes | str] = {
     "complex-key": "{1.5: a, [1]: b}\n",
     "yaml-directive-1.3": "%YAML 1.3\n---\na: 1\n",
     "tag-directive-python": "%TAG !p! tag:yaml.org,2002:python/object/apply:\n---\n"
-                            "a: !p!os.system [touch MARKER]\n",
+                            + OBJECT + "a: !p!os.system [touch MARKER]\n",
     "unicode-line-separators": POD.replace("{name: p}", "{name: \"a\u2028b\u0085c\"}")
                                + "spec: {terminationGracePeriodSeconds: 900}\n",
     "long-line-then-error": POD + "  labels: {x: " + "y" * 2_000_000 + "}\n  bad: [\n",

@@ -17,13 +17,14 @@ ROOT = Path(__file__).resolve().parents[2]
 SPEC = (ROOT / "examples" / "finetune-sigterm.yaml").read_text()
 READ = json.loads((ROOT / "examples" / "cluster" / "cluster-read.json").read_text())
 TOO_LONG = "integer of more than 4,300 digits (the most pmanifest reads)"
-# the same huge value in the YAML spellings of an integer that Python converts without the
-# 4,300-digit limit (power-of-two bases, sexagesimal): str() of the result then failed
+# the same huge value in the spellings of an integer that Python converts without the
+# 4,300-digit limit (power-of-two bases): str() of the result then failed (sexagesimal
+# `1:20` is a string, as kubectl reads it)
 HUGE = {
     "hex": "0x" + "f" * 5000,
-    "octal": "0" + "7" * 6000,  # YAML 1.1 (0o777 is a string there)
+    "octal": "0" + "7" * 6000,
+    "octal-0o": "0o" + "7" * 6000,
     "binary": "0b" + "1" * 20000,
-    "sexagesimal": ":".join(["59"] * 3000),
     "decimal": "9" * 5000,
 }
 POD = ("apiVersion: v1\nkind: Pod\nmetadata: {{name: p}}\nspec:\n"

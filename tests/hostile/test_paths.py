@@ -110,3 +110,22 @@ def test_empty_stdin(runner: CliRunner) -> None:
         "pmanifest: no Kubernetes object found in <stdin> (1 file read, no object with "
         "apiVersion and kind in it): nothing was checked; name the manifests to lint, or pass "
         "--allow-empty where none is expected\n"))
+
+
+def test_an_argument_that_is_an_option_and_a_file_is_refused(runner: CliRunner,
+                                                             tmp_path: Path) -> None:
+    """Issue 24: a file named ``--config=lax.yaml``, handed over after the others without
+    ``--`` (as pre-commit appends staged names), was taken as the option: the run used that
+    config. Which was meant is not guessed; after ``--`` it is a file, as it should be."""
+    (tmp_path / "ok.yaml").write_text(BASE)
+    (tmp_path / "lax.yaml").write_text("rules: {PM201: off}\n")
+    (tmp_path / "--config=lax.yaml").write_text(PREEMPTIBLE_POD)
+    result = invoke(runner, ["lint", "ok.yaml", "--config=lax.yaml"])
+    assert (result.exit_code, result.stdout, result.stderr) == (2, "", (
+        "pmanifest: '--config=lax.yaml' is an option and the name of a file here: put -- "
+        "before the file names (a pre-commit hook's args: end with --)\n"))
+    result = invoke(runner, ["lint", "--select", "PM201", "--", "ok.yaml", "--config=lax.yaml"])
+    assert result.exit_code == 1  # the pod's PM201, which lax.yaml would have turned off
+    assert result.stdout.startswith("--config=lax.yaml:5:3: error PM201")
+    result = invoke(runner, ["lint", "--config", "lax.yaml", "ok.yaml"])  # no such file name
+    assert result.exit_code == 0, result.stderr

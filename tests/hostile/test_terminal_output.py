@@ -110,3 +110,32 @@ def test_a_policy_s_own_text_is_escaped_wherever_shown(runner: CliRunner,
         assert result.exit_code == 0, (args, result.stderr)
         assert _raw_controls(result.stdout + result.stderr) == [], args
         assert "\\x1b[31mred\\x1b[0m" in result.stdout, args
+
+
+def test_render_check_shows_the_committed_file_s_controls_escaped(runner: CliRunner,
+                                                                   tmp_path: Path) -> None:
+    """Found by the fuzzer (tests/hostile/test_fuzz.py): ``render --check`` printed the diff's
+    lines as the committed file holds them, escape sequences and carriage returns included."""
+    spec = ROOT / "examples" / "serving.yaml"
+    rendered = invoke(runner, ["render", "-f", str(spec)]).stdout
+    committed = rendered.replace("replicas: 3", "replicas: 3 # \x1b]0;owned\x07\x1b[2J\rX")
+    (tmp_path / "rendered.yaml").write_text(committed)
+    result = invoke(runner, ["render", "-f", str(spec), "--check", "rendered.yaml"])
+    assert result.exit_code == 1
+    assert _raw_controls(result.stdout) == []
+    assert "-  replicas: 3 # \\x1b]0;owned\\x07\\x1b[2J\\rX\n+  replicas: 3\n" in result.stdout
+
+
+def test_lint_diff_shows_the_file_s_controls_escaped(runner: CliRunner, tmp_path: Path) -> None:
+    """``lint --diff`` shows lines of the linted file around each fix: the same class. YAML
+    refuses C0 and C1 controls, not the bidirectional overrides ("Trojan source")."""
+    (tmp_path / "job.yaml").write_text(
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: t}  # \u2066evil\u2069\nspec:\n"
+        "  template:\n    spec:\n      restartPolicy: Never\n"
+        "      nodeSelector: {together.ai/compute-class: preemptible}\n"
+        "      terminationGracePeriodSeconds: 900  # \u202eevil\n"
+        "      containers: [{name: a, image: b}]\n")
+    result = invoke(runner, ["lint", "--diff", "--select", "PM201", "job.yaml"])
+    assert result.exit_code == 1, result.stderr
+    assert _raw_controls(result.stdout) == []
+    assert "-      terminationGracePeriodSeconds: 900  # \\u202eevil\n" in result.stdout

@@ -114,7 +114,7 @@ LINT: dict[str, tuple[str, int, str, str]] = {
     "surrogate-text-outside-double-quotes": (  # only double-quoted escapes are escapes
         CONFIGMAP + "data: {a: '\\ud83d', b: \\ude00, c: \"\\ud83d\\ude00\"}\n", 0, "",
         CLEAN_1),
-    # 27: the Helm hint only where plain YAML holds a `{{`
+    # 27, 22: a file is an unrendered template only where plain YAML holds a `{{` by the error
     "quoted-template-then-unrelated-error": (
         POD_HEAD + 'metadata:\n  name: "{{ .Values.name }}"\n  labels: {a: \'{{ x }}\'}\n'
         "spec: [\n",
@@ -129,8 +129,9 @@ LINT: dict[str, tuple[str, int, str, str]] = {
         1, "9:1: error PM001[yaml-syntax-error] did not find expected ',' or ']'\n", SUMMARY_1),
     "template-after-a-quoted-string-on-the-error-line": (
         POD_HEAD + 'metadata: {name: "a", labels: {{ x }}}\n',
-        1, "3:32: error PM001[yaml-syntax-error] mapping keys must be scalars (an unrendered "
-           "Helm template? lint `helm template` output)\n", SUMMARY_1),
+        2, "", "pmanifest: no Kubernetes object found in {file} (1 file read, an unrendered "
+               "template: lint the rendered output): nothing was checked; name the manifests "
+               "to lint, or pass --allow-empty where none is expected\n"),
 }
 
 

@@ -1,5 +1,6 @@
 """Shell completion comes from click: the installed ``pmanifest`` prints the script for
-bash, zsh and fish, and completes commands and choices (README, "Shell completion")."""
+bash, zsh and fish, and completes commands and choices (docs/integrations.md, "Shell
+completion")."""
 
 from __future__ import annotations
 

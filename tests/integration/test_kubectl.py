@@ -111,3 +111,73 @@ def test_kustomize_output_piped_into_lint_finds_the_line_of_the_stream(
     assert pm201 and all(line.startswith(f"prod.yaml:{expected[0]}:{expected[1]}: error ")
                          for line in pm201), (lint.stdout, stream)
     assert len(pm201) == 1
+
+
+DASHBOARD = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: dashboard}
+spec:
+  replicas: 1
+  template:
+    spec:
+      containers: [{name: ui, image: kubeflownotebookswg/centraldashboard}]
+"""
+
+
+@pytest.mark.parametrize(("labels", "selector"), [
+    ("labels:\n- pairs: {app: dashboard}\n  includeSelectors: true\n", True),
+    ("commonLabels: {app: dashboard}\n", True),
+    ("labels:\n- pairs: {app: dashboard}\n", False),  # metadata only: no selector built
+])
+def test_a_resource_lints_as_what_kustomize_builds_from_it(
+        tmp_path: Path, env: dict[str, str], labels: str, selector: bool) -> None:
+    """A resource without a selector, linted as a file of the tree and as what the real
+    `kubectl kustomize` builds: PM002 says the same of both (the selector is missing only
+    where the build has none)."""
+    (tmp_path / "base").mkdir()
+    (tmp_path / "base" / "dashboard.yaml").write_text(DASHBOARD)
+    (tmp_path / "base" / "kustomization.yaml").write_text("resources: [dashboard.yaml]\n"
+                                                         + labels)
+    built = run([tool("kubectl"), "kustomize", "base"], tmp_path, env)
+    assert built.returncode == 0, built.stderr
+    assert ("  selector:\n    matchLabels:\n      app: dashboard\n" in built.stdout) == selector
+    select = ["--select", "PM002"]
+    as_built = run([tool("pmanifest"), "lint", "-", *select], tmp_path, env, stdin=built.stdout)
+    as_file = run([tool("pmanifest"), "lint", "base", *select], tmp_path, env)
+    missing = "PM002[schema-invalid] spec is missing 'selector'"
+    assert (missing in as_built.stdout, missing in as_file.stdout) == (not selector,) * 2
+    assert (as_built.returncode, as_file.returncode) == (0 if selector else 1,) * 2
+
+
+FLAGS = """\
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: flags}
+data:
+  ENABLE_TRACING: yes
+  LEGACY: off
+"""
+
+
+def test_a_resource_is_read_as_kustomize_reads_it(tmp_path: Path, env: dict[str, str]) -> None:
+    """`yes` and `off` are strings to `kubectl kustomize` (YAML 1.2 booleans) and booleans to
+    kubectl's own decoder: a resource of a kustomization is read the first way, a file no
+    kustomization names the second, and the built output agrees with each."""
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "flags.yaml").write_text(FLAGS)
+    (tmp_path / "app" / "kustomization.yaml").write_text("resources: [flags.yaml]\n")
+    (tmp_path / "plain").mkdir()
+    (tmp_path / "plain" / "flags.yaml").write_text(FLAGS)
+    built = run([tool("kubectl"), "kustomize", "app"], tmp_path, env)
+    assert built.returncode == 0 and 'ENABLE_TRACING: "yes"' in built.stdout, built.stdout
+    select = ["--select", "PM002"]
+    assert run([tool("pmanifest"), "lint", "-", *select], tmp_path, env,
+               stdin=built.stdout).returncode == 0
+    assert run([tool("pmanifest"), "lint", "app", *select], tmp_path, env).returncode == 0
+    plain = run([tool("pmanifest"), "lint", "plain", *select], tmp_path, env)
+    assert plain.returncode == 1
+    assert plain.stdout.count("must be a string, got boolean") == 2, plain.stdout
+    applied = run([tool("kubectl"), "label", "--local", "-f", "plain/flags.yaml", "x=y", "-o",
+                   "json"], tmp_path, env)
+    assert '"ENABLE_TRACING": true' in applied.stdout

@@ -180,3 +180,79 @@ def test_a_karpenter_repository_passes_its_own_hooks(
                  timeout=INSTALL_TIMEOUT)
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.count("Passed") == 2
+
+
+def _repository(path: Path, files: dict[str, str]) -> Path:
+    """A git repository at ``path`` with ``files`` staged."""
+    path.mkdir()
+    env = clean_env(path)
+    run(["git", "init", "-q"], path, env)
+    for name, text in files.items():
+        (path / name).parent.mkdir(parents=True, exist_ok=True)
+        (path / name).write_text(text)
+    assert run(["git", "add", "--", *files], path, env).returncode == 0
+    return path
+
+
+LAX = "rules: {PM002: off, PM201: off}\n"  # a config that passes everything the tests plant
+
+
+def test_a_staged_file_named_like_an_option_is_linted_as_a_file(
+    hooks_repo: Path, tmp_path: Path, pre_commit_home: Path
+) -> None:
+    """Issue 24: pre-commit appended the staged names to the entry without ``--``, so a staged
+    ``--config=lax.yaml`` swapped the config for one that passes everything: the bad manifest
+    was committed (exit 0). The hook's args are ``[--]`` now: it is one more file."""
+    project = _repository(tmp_path / "project", {
+        "k8s/train.yaml": BAD_FIELD, "lax.yaml": LAX, "--config=lax.yaml": NOT_KUBERNETES})
+    env = clean_env(project, PRE_COMMIT_HOME=str(pre_commit_home))
+    result = run([tool("pre-commit"), "try-repo", str(hooks_repo), "pmanifest-lint",
+                  "--all-files"], project, env, timeout=INSTALL_TIMEOUT)
+    output = result.stdout + result.stderr
+    assert result.returncode == 1, output
+    assert "k8s/train.yaml:8:7: error PM002[schema-invalid]" in output
+
+
+def test_args_of_your_own_without_the_separator_refuse_such_a_file(
+    hooks_repo: Path, tmp_path: Path, pre_commit_home: Path
+) -> None:
+    """A project's own args replace the hook's ``[--]``: the file named like an option is then
+    refused (exit 2, one line), never taken as the option."""
+    project = _repository(tmp_path / "project", {
+        "k8s/train.yaml": BAD_FIELD, "lax.yaml": LAX, "--config=lax.yaml": NOT_KUBERNETES})
+    env = clean_env(project, PRE_COMMIT_HOME=str(pre_commit_home))
+    rev = run(["git", "rev-parse", "HEAD"], hooks_repo, env).stdout.strip()
+    (project / ".pre-commit-config.yaml").write_text(
+        f"repos:\n  - repo: {hooks_repo}\n    rev: {rev}\n    hooks:\n"
+        "      - id: pmanifest-lint\n        args: [--fail-on, warning]\n")
+    run(["git", "add", ".pre-commit-config.yaml"], project, env)
+    result = run([tool("pre-commit"), "run", "--all-files"], project, env,
+                 timeout=INSTALL_TIMEOUT)
+    output = result.stdout + result.stderr
+    assert result.returncode == 1, output  # pre-commit's code for a hook that failed
+    assert ("pmanifest: '--config=lax.yaml' is an option and the name of a file here: put -- "
+            "before the file names (a pre-commit hook's args: end with --)") in output
+    (project / ".pre-commit-config.yaml").write_text(
+        (project / ".pre-commit-config.yaml").read_text().replace("warning]", "warning, --]"))
+    run(["git", "add", ".pre-commit-config.yaml"], project, env)
+    result = run([tool("pre-commit"), "run", "--all-files"], project, env,
+                 timeout=INSTALL_TIMEOUT)
+    output = result.stdout + result.stderr
+    assert result.returncode == 1, output
+    assert "k8s/train.yaml:8:7: error PM002[schema-invalid]" in output
+
+
+def test_all_staged_files_go_to_one_process(
+    hooks_repo: Path, tmp_path: Path, pre_commit_home: Path
+) -> None:
+    """``require_serial``: without it pre-commit splits the files among as many processes as
+    there are CPUs, and each printed its own summary of part of the commit."""
+    files = {f"k8s/app{i}.yaml": GOOD.replace("name: web", f"name: web{i}") for i in range(8)}
+    project = _repository(tmp_path / "project", files)
+    env = clean_env(project, PRE_COMMIT_HOME=str(pre_commit_home))
+    result = run([tool("pre-commit"), "try-repo", str(hooks_repo), "pmanifest-lint",
+                  "--all-files", "--verbose"], project, env, timeout=INSTALL_TIMEOUT)
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    assert output.count(" rules)") == 1, output
+    assert "in 8 files" in output, output

@@ -13,6 +13,7 @@ from click.testing import CliRunner
 
 from pmanifest.cli.main import main
 from pmanifest.render.distributed import STORE_SCRIPT
+from pmanifest.render.elastic import LAUNCHER, STORE_LOST_EXIT, STORE_OPS
 from pmanifest.render.engine import RenderOptions, render_text
 
 from .conftest import ROOT
@@ -52,14 +53,23 @@ def test_torchrun_job_shape() -> None:
     assert pod["terminationGracePeriodSeconds"] == 240 and pod["restartPolicy"] == "Never"
     container = pod["containers"][0]
     assert container["command"][:2] == ["/bin/sh", "-c"]  # the supervisor
+    # the launcher (its join timeout: how long it waits for the store), then torchrun
     assert container["args"] == [
+        "python", "-c", LAUNCHER, STORE_OPS, "600",
         "torchrun", "--nnodes", "2:4", "--nproc-per-node", "8", "--max-restarts", "10",
         "--rdzv-backend", "c10d", "--rdzv-endpoint", "trainer-rendezvous:29400",
         "--rdzv-id", "$(PMANIFEST_RDZV_ID)",
         "--rdzv-conf", "is_host=false,join_timeout=600,last_call_timeout=30",
-        "--shutdown-timeout", "227",  # the supervisor's deadline (240 - 10) minus 3 s
         "train.py", "--config", "configs/7b.yaml"]
     env = {e["name"]: e for e in container["env"]}
+    # the supervisor's deadline (240 - 10) minus 3 s, in the variable releases without
+    # --shutdown-timeout ignore (the flag would stop them at start)
+    assert env["TORCH_ELASTIC_SHUTDOWN_TIMEOUT"]["value"] == "227"
+    assert job["podFailurePolicy"]["rules"][1:] == [
+        {"action": "Ignore", "onExitCodes": {"containerName": "trainer", "operator": "In",
+                                             "values": [143]}},
+        {"action": "Ignore", "onExitCodes": {"containerName": "trainer", "operator": "In",
+                                             "values": [STORE_LOST_EXIT]}}]
     assert env["PMANIFEST_RDZV_ID"]["valueFrom"] == {"fieldRef": {
         "fieldPath": "metadata.labels['batch.kubernetes.io/controller-uid']"}}
     assert env["TORCH_DISABLE_SHARE_RDZV_TCP_STORE"]["value"] == "1"
@@ -80,8 +90,10 @@ def test_torchrun_job_shape() -> None:
 ])
 def test_torchrun_stops_its_trainers_before_the_supervisor_deadline(
         checkpoint: str | None, profile: str | None, deadline: str, timeout: str) -> None:
-    """torchrun's --shutdown-timeout (TERM to its trainers, SIGKILL after; 30 s by default,
-    whatever the grace period) ends 3 s before the supervisor's deadline."""
+    """torchrun's shutdown timeout (TERM to its trainers, SIGKILL after; 30 s by default,
+    whatever the grace period) ends 3 s before the supervisor's deadline. It is rendered as
+    TORCH_ELASTIC_SHUTDOWN_TIMEOUT, never as --shutdown-timeout, which torch releases before
+    pytorch/pytorch PR #172596 reject at start."""
     spec = ("apiVersion: pmanifest/v1\nworkloads:\n  - name: t\n    image: x\n"
             "    command: [python, train.py]\n    distributed: {minNodes: 1, maxNodes: 2}\n")
     if checkpoint is not None:
@@ -90,9 +102,9 @@ def test_torchrun_stops_its_trainers_before_the_supervisor_deadline(
     [job] = [o for o in objects if o["kind"] == "Job"]
     container = job["spec"]["template"]["spec"]["containers"][0]
     assert container["command"][5] == deadline  # sh -c SCRIPT $0 MODE DEADLINE ...
-    args = container["args"]
-    assert args[args.index("--shutdown-timeout") + 1] == timeout
-    assert args.index("--shutdown-timeout") < args.index("train.py")
+    env = {e["name"]: e.get("value") for e in container["env"]}
+    assert env["TORCH_ELASTIC_SHUTDOWN_TIMEOUT"] == timeout
+    assert not any(a.startswith("--shutdown") for a in container["args"])
 
 
 @pytest.mark.parametrize(("version", "per_index", "success", "uid_label"), [
@@ -221,3 +233,120 @@ def test_run_time_fields_go_to_the_workers_only() -> None:
     head = _pod(ray["rayClusterSpec"]["headGroupSpec"]["template"])
     worker = _pod(ray["rayClusterSpec"]["workerGroupSpecs"][0]["template"])
     assert (worker["priorityClassName"], "priorityClassName" in head) == ("training-low", False)
+
+
+@pytest.mark.parametrize(("checkpoint", "framework", "warned"), [
+    # trainers that save in their TERM handler under torchrun, for longer than its 30 s
+    ("{trigger: sigterm, mode: signal, gracePeriodSeconds: 240, expectedSeconds: 90}",
+     "torchrun", True),
+    ("{trigger: sigterm, mode: signal, gracePeriodSeconds: 240, expectedSeconds: 31}",
+     "torchrun", True),
+    # within torchrun's own 30 s, or unknown: nothing to say
+    ("{trigger: sigterm, mode: signal, gracePeriodSeconds: 240, expectedSeconds: 30}",
+     "torchrun", False),
+    ("{trigger: sigterm, mode: signal, gracePeriodSeconds: 240}", "torchrun", False),
+    # the save runs outside torchrun: the supervisor's command, or the preStop hook
+    ("{trigger: sigterm, command: [save], gracePeriodSeconds: 240, expectedSeconds: 90}",
+     "torchrun", False),
+    ("{trigger: preStop, command: [save], gracePeriodSeconds: 240, expectedSeconds: 90}",
+     "torchrun", False),
+    ("{trigger: sigterm, mode: signal, gracePeriodSeconds: 240, expectedSeconds: 90}", "ray",
+     False),
+])
+def test_a_save_longer_than_torchruns_own_kill_is_warned_about(
+        tmp_path: Path, checkpoint: str, framework: str, warned: bool) -> None:
+    """torch releases without pytorch/pytorch PR #172596 ignore TORCH_ELASTIC_SHUTDOWN_TIMEOUT
+    and kill a trainer 30 s after TERM: render says so at the spec's expectedSeconds, on
+    stderr, and writes the same output."""
+    from click.testing import CliRunner
+
+    from pmanifest.cli.main import main
+    from tests.stderr import render_stderr
+
+    spec = ("apiVersion: pmanifest/v1\nworkloads:\n  - name: t\n    image: x\n"
+            "    command: [python, train.py]\n"
+            f"    distributed: {{framework: {framework}, minNodes: 1, maxNodes: 2}}\n"
+            f"    checkpoint: {checkpoint}\n")
+    (tmp_path / "s.yaml").write_text(spec)
+    result = CliRunner().invoke(main, ["render", "-f", str(tmp_path / "s.yaml")])
+    assert result.exit_code == 0, result.output
+    stderr = render_stderr(result.stderr)
+    if not warned:
+        assert stderr == ""
+        return
+    expected = checkpoint.split("expectedSeconds: ")[1].rstrip("}")
+    column = spec.splitlines()[6].index("expectedSeconds") + 1
+    assert stderr == (
+        f"{tmp_path / 's.yaml'}:7:{column}: warning: workload 't': its trainers save for up to "
+        f"{expected} s after TERM, and torchrun kills them 30 s after TERM unless its torch "
+        "reads TORCH_ELASTIC_SHUTDOWN_TIMEOUT (rendered: 227 s; torch releases with "
+        "pytorch/pytorch PR #172596, 2026; older ones ignore it): run such a torch in the "
+        "image, or save with mode: command or trigger: preStop, which torchrun does not cut\n")
+
+
+def _pod_verdict(job: dict[str, Any], container: str, code: int, disrupted: bool) -> str:
+    """What a Job's podFailurePolicy makes of a pod that failed with ``code`` in
+    ``container`` (with the DisruptionTarget condition or without): the first rule that
+    matches, in order, as the Job controller evaluates them; "Count" when none does."""
+    if code == 0:
+        return "Succeeded"
+    for rule in job["spec"].get("podFailurePolicy", {}).get("rules", []):
+        codes = rule.get("onExitCodes")
+        if codes is not None:
+            named = codes.get("containerName") in (None, container)
+            inside = code in codes["values"]
+            if named and inside == (codes["operator"] == "In"):
+                return str(rule["action"])
+        for condition in rule.get("onPodConditions", []):
+            if (condition["type"] == "DisruptionTarget" and disrupted
+                    and condition.get("status", "True") == "True"):
+                return str(rule["action"])
+    return "Count"
+
+
+def _jobset_verdict(jobset: dict[str, Any], replicated: str, reason: str) -> str:
+    """The JobSet failure policy's action for a failed Job of ``replicated`` (its reason:
+    PodFailurePolicy after a FailJob rule, BackoffLimitExceeded after counted failures)."""
+    for rule in jobset["spec"]["failurePolicy"]["rules"]:
+        reasons = rule.get("onJobFailureReasons")
+        targets = rule.get("targetReplicatedJobs")
+        if (reasons is None or reason in reasons) and (targets is None or replicated in targets):
+            return str(rule["action"])
+    return "RestartJobSet"
+
+
+@pytest.mark.parametrize("version", ["1.27", "1.31"])
+@pytest.mark.parametrize(("code", "disrupted", "rendezvous", "workers"), [
+    # the store stopped by the kubelet (a drain, an upgrade of its standard node): it exits
+    # 143, with or without the condition; the JobSet restarts without counting it
+    (143, False, "RestartJobSetAndIgnoreMaxRestarts", "Ignore"),
+    (143, True, "RestartJobSetAndIgnoreMaxRestarts", "Ignore"),
+    # a worker whose store went away (the launcher's 75): a disruption, not counted
+    (75, False, "RestartJobSet", "Ignore"),
+    # genuine failures still count: the store crashing, a worker failing
+    (1, False, "RestartJobSet", "Count"),
+    (137, False, "RestartJobSet", "Count"),
+])
+def test_losing_the_store_is_a_disruption_in_the_rendered_policies(
+        version: str, code: int, disrupted: bool, rendezvous: str, workers: str) -> None:
+    """The rendered JobSet judged from each pod's end state: the store's 143 (its TERM handler,
+    tests/distributed/test_store_lost.py) fails the rendezvous Job by its podFailurePolicy, which
+    restarts the JobSet without counting; a worker's 75 is ignored; other codes count."""
+    jobset = _objects("distributed-jobset.yaml", kubernetes_version=version)["JobSet/pretrain"]
+    rdzv, worker = jobset["spec"]["replicatedJobs"]
+    store = _pod_verdict(rdzv["template"], "rendezvous", code, disrupted)
+    # backoffLimit 0: a counted failure fails the rendezvous Job too, as BackoffLimitExceeded
+    assert rdzv["template"]["spec"]["backoffLimit"] == 0
+    reason = "PodFailurePolicy" if store == "FailJob" else "BackoffLimitExceeded"
+    assert _jobset_verdict(jobset, "rendezvous", reason) == rendezvous
+    name = worker["template"]["spec"]["template"]["spec"]["containers"][0]["name"]
+    assert _pod_verdict(worker["template"], name, code, disrupted) == workers
+    # the same worker rules in the Job output
+    job = _objects("distributed-torchrun.yaml", kubernetes_version=version)["Job/trainer"]
+    assert _pod_verdict(job, "trainer", code, disrupted) == workers
+
+
+def test_the_store_never_succeeds_on_term() -> None:
+    """Before, the store exited 0 on TERM: the rendezvous Job completed, no failure rule could
+    restart the JobSet, and the workers lost their store for good."""
+    assert "sys.exit(143)" in STORE_SCRIPT and "sys.exit(0)" not in STORE_SCRIPT

@@ -33,7 +33,7 @@ import pytest
 import yaml
 
 from pmanifest.render.engine import render_text
-from tests.test_readme import README, real_kubectl
+from tests.test_readme import PAGES, README, real_kubectl
 
 SPEC = """\
 apiVersion: pmanifest/v1
@@ -130,8 +130,9 @@ def test_the_readme_apply_command_recreates_what_cannot_be_patched() -> None:
     assert "--force" in command  # delete and re-create what the server refuses to patch
     assert "--cascade=foreground" in command  # the old pods are gone before the new Job
     assert any(re.fullmatch(r"--timeout=\d+[smh]", part) for part in command)
-    readme = README.read_text()
-    assert readme.count(_apply_command()) >= 3  # the summary, Render and the kubectl plugin
+    pages = "\n".join(page.read_text() for page in PAGES)
+    # the front page's summary and its render example, docs/render.md and the kubectl plugin
+    assert pages.count(_apply_command()) >= 4
 
 
 OFFLINE = """\

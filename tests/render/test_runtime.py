@@ -13,6 +13,7 @@ import yaml
 from syrupy.assertion import SnapshotAssertion
 
 from pmanifest.lint.engine import LintOptions, lint_bytes
+from pmanifest.loader.documents import Loaded, load_documents
 from pmanifest.render.engine import RenderOptions, render_text
 from pmanifest.schema.kubernetes import supported_versions, validate
 
@@ -247,7 +248,7 @@ def test_the_vllm_example_rolls_out_within_its_progress_deadline() -> None:
 @pytest.mark.parametrize(("requests", "limits"), [
     ("{cpu: 1500m}", "{cpu: '1.5'}"),
     ("{memory: 1Gi}", "{memory: 1024Mi}"),
-    ("{memory: 1e3}", "{memory: 1k}"),
+    ("{memory: '1e3'}", "{memory: 1k}"),  # (unquoted, 1e3 is the number 1000)
     ("{cpu: 8}", "{}"),
     ("{ephemeral-storage: 100Gi}", "{ephemeral-storage: 0.5Ti}"),
     ("{hugepages-2Mi: 1Gi}", "{hugepages-2Mi: 1024Mi}"),
@@ -256,4 +257,7 @@ def test_requests_up_to_their_limits_render(requests: str, limits: str) -> None:
     text = (f"apiVersion: pmanifest/v1\nworkloads:\n  - name: w\n    image: x\n"
             f"    command: [run]\n    resources: {{requests: {requests}, limits: {limits}}}\n")
     job = _objects(text)[("Job", "w")]
-    assert _container(job)["resources"]["requests"] == yaml.safe_load(requests)
+    # the spec's scalars are read as kubectl reads them: 1e3 is the number 1000 there
+    read = next(iter(load_documents(requests)))
+    assert isinstance(read, Loaded)
+    assert _container(job)["resources"]["requests"] == read.data

@@ -31,7 +31,7 @@ def test_what_a_rule_applies_to_is_read_from_its_entry() -> None:
     ("  applies: objects\n", "policies/rules-x.yaml:8:12: [0].applies is 'objects', which is not "
      "one of workload, object, cluster, input; did you mean 'object'?"),
     ("  roles: [daemons]\n", "policies/rules-x.yaml:8:11: [0].roles[0] is 'daemons', which is "
-     "not one of worker, coordinator, serving, daemon; did you mean 'daemon'?"),
+     "not one of worker, coordinator, serving, daemon, unknown; did you mean 'daemon'?"),
 ])
 def test_a_malformed_entry_is_refused_at_its_position(extra: str, message: str) -> None:
     with pytest.raises(RegistryError) as raised:

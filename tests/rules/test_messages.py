@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pmanifest.kube.profile import get_profile, profile_names
 from pmanifest.lint.engine import LintOptions, lint_bytes
+from pmanifest.rules.placement import NO_ACCELERATOR
 
 ON_FAILURE_JOB = """\
 apiVersion: batch/v1
@@ -89,21 +90,22 @@ def test_pm102_says_why_preemptible_nodes_can_take_the_pod_in_the_profile_s_word
     assert messages(SERVING, "karpenter", ("PM102",)) == [
         "8:5 PM102 Deployment (role serving) is long-running and can land on preemptible nodes "
         "(nothing in its placement keeps it off them); add a required nodeAffinity "
-        "`karpenter.sh/capacity-type NotIn [spot]` to every term"]
+        "`karpenter.sh/capacity-type NotIn [spot]` to every term" + NO_ACCELERATOR]
     # aks taints its Spot nodes: the pod gets there through its own toleration
     assert messages(AKS_TOLERATING, "aks", ("PM102",)) == [
         "8:5 PM102 Deployment (role serving) is long-running and can land on preemptible nodes "
         "(it tolerates their taint `kubernetes.azure.com/scalesetpriority=spot:NoSchedule` and "
         "nothing in its placement keeps it off them); add a required nodeAffinity "
         "`kubernetes.azure.com/scalesetpriority NotIn [spot]` to every term, or drop the "
-        "toleration for `kubernetes.azure.com/scalesetpriority`"]
+        "toleration for `kubernetes.azure.com/scalesetpriority`" + NO_ACCELERATOR]
     assert messages(SERVING, "aks", ("PM102",)) == []  # tainted, not tolerated
     # GKE Autopilot adds the toleration to a pod that asks for Spot, even a preferred ask
     assert messages(AUTOPILOT_PREFERS_SPOT, "gke-autopilot", ("PM102",)) == [
         "9:7 PM102 Deployment (role serving) is long-running and can land on preemptible nodes "
         "(it asks for them in its node affinity, and the provider adds the toleration for their "
         "taint `cloud.google.com/gke-spot=true:NoSchedule` (gke-autopilot profile)); add a "
-        "required nodeAffinity `cloud.google.com/gke-spot NotIn [true]` to every term"]
+        "required nodeAffinity `cloud.google.com/gke-spot NotIn [true]` to every term"
+        + NO_ACCELERATOR]
     untainted = [p for p in profile_names() if get_profile(p).taint is None]
     assert untainted and all("not tainted" not in m for p in untainted
                              for m in messages(AKS_TOLERATING, p, ("PM102", "PM103")))

@@ -12,7 +12,7 @@ from pmanifest.kube.profile import get_profile
 from pmanifest.kube.workloads import Workload, workloads_of
 from pmanifest.lint.engine import LintOptions, lint_bytes
 from pmanifest.loader.positions import Positions
-from pmanifest.rules import shells
+from pmanifest.shell import pod as shells
 
 JOB = """\
 apiVersion: batch/v1

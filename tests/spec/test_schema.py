@@ -112,8 +112,8 @@ MODELINE = re.compile(r"^# yaml-language-server: \$schema=(\S+)\s*$", re.MULTILI
 
 
 def test_examples_modelines_name_the_printed_schema() -> None:
-    """The modeline of an example (README "Editor support") names a file next to it that is
-    exactly what `pmanifest schema` prints (regenerate it with `pmanifest schema >
+    """The modeline of an example (docs/integrations.md, "Editor support") names a file next
+    to it that is exactly what `pmanifest schema` prints (regenerate it with `pmanifest schema >
     examples/.pmanifest-spec.schema.json` when the spec changes), and the example validates
     against that file."""
     printed = CliRunner().invoke(main, ["schema"]).stdout

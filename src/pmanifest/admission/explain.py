@@ -9,7 +9,14 @@ from pmanifest.catalogue import RuleMeta
 
 def in_the_cluster(meta: RuleMeta) -> str | None:
     """One paragraph, or None for a rule that is not built in (a policy, a plugin)."""
-    from pmanifest.admission.scope import EXPORTED_KINDS, SCOPED, applicable, lint_only_reason
+    from pmanifest.admission.scope import (
+        EXPORTED_KINDS,
+        ROLE_SCOPE,
+        ROLE_SCOPED,
+        SCOPED,
+        applicable,
+        lint_only_reason,
+    )
     from pmanifest.catalogue import builtin
 
     catalogue = builtin()
@@ -20,6 +27,8 @@ def in_the_cluster(meta: RuleMeta) -> str | None:
     kinds = ", ".join(c.name for c in applicable(EXPORTED_KINDS[meta.id]))
     text = (f"enforced by `pmanifest export admission` as ValidatingAdmissionPolicy "
             f"pmanifest-{meta.id.lower()}-{meta.slug}, on {kinds} (other kinds: lint only)")
-    if meta.id in SCOPED:
-        text += "; left to lint: " + SCOPED[meta.id][1]
+    left = [*([SCOPED[meta.id][1]] if meta.id in SCOPED else []),
+            *([ROLE_SCOPE[1]] if meta.id in ROLE_SCOPED else [])]
+    if left:
+        text += "; left to lint: " + "; ".join(left)
     return text

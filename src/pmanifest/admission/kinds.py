@@ -18,14 +18,9 @@ from collections.abc import Iterator
 from pmanifest.admission.cel import all_of, at, fresh, present, string, strings
 from pmanifest.admission.scope import Covered, covered, kind_matches
 from pmanifest.kube.contract import ROLE_LABEL, ROLES
-from pmanifest.kube.kinds import (
-    STATEFUL_IMAGES,
-    STATEFUL_PREFIXES,
-    STATEFUL_SUFFIXES,
-    Kind,
-    Template,
-)
+from pmanifest.kube.kinds import Kind, Template
 from pmanifest.kube.podtemplates import parse
+from pmanifest.kube.roles import stateful_name_pattern
 
 # ------------------------------------------------------------------------------- templates
 
@@ -52,19 +47,21 @@ def declared(meta: str, path: tuple[str, ...]) -> str:
 
 
 def stateful_image_pattern() -> str:
-    """An RE2 pattern matching exactly the images :func:`stateful_image` calls databases or
-    queues: the name after the last ``/`` before any ``@``, up to its first ``:``, in
-    lower case (Python's ``str.lower``, character by character), is one of them."""
+    """An RE2 pattern matching exactly the images :func:`pmanifest.kube.roles.stateful_image`
+    calls databases or queues: the name after the last ``/`` before any ``@``, up to its
+    first ``:``, in lower case (Python's ``str.lower``, character by character), follows
+    :func:`pmanifest.kube.roles.stateful_name_pattern`."""
     def word(text: str) -> str:
-        return "".join(_lower_class(ch) for ch in text)
+        return "".join(_lower_class(ch) if ch.isalpha() else _literal(ch) for ch in text)
 
-    def words(items: frozenset[str]) -> str:
-        return "(?:" + "|".join(word(w) for w in sorted(items)) + ")"
-
-    images, suffixes, prefixes = (words(STATEFUL_IMAGES), words(STATEFUL_SUFFIXES),
-                                  words(STATEFUL_PREFIXES))
-    name = f"(?:{images}|{images}-{suffixes}|{prefixes}-{images})"
+    letters = "".join("".join(case_folded("lower").get(ch, [ch]))
+                      for ch in "abcdefghijklmnopqrstuvwxyz")
+    name = stateful_name_pattern(word, f"[{letters}]", "[0-9]")
     return f"^(?:[^@]*/)?{name}(?::[^@/]*)?(?:@(?s:.*))?$"
+
+
+def _literal(ch: str) -> str:
+    return "\\" + ch if ch == "." else ch
 
 
 def _lower_class(ch: str) -> str:
@@ -104,6 +101,15 @@ def role(entry: str) -> str:
     return f"({own}) != '' ? ({own}) : (({on_object}) != '' ? ({on_object}) : ({fallback}))"
 
 
+def inferred(entry: str) -> str:
+    """Lint reads the role of the template ``entry`` from what its pod runs (no declared role,
+    the table's anchor empty, no database image): a policy cannot, and leaves it to lint."""
+    own = declared(f"{entry}.meta", ())
+    on_object = declared("object", ("metadata",))
+    return all_of([f"{entry}.inferred", f"({own}) == ''", f"({on_object}) == ''",
+                   f"!({stateful(f'{entry}.pod')})"])
+
+
 def _kind_role(kind: Kind, template: Template,
                roles: tuple[tuple[str, str], ...]) -> tuple[str, bool]:
     """The role a template of ``kind`` has when none is declared, and whether a database or
@@ -140,11 +146,17 @@ def _entry(kind: Kind, template: Template, roles: tuple[tuple[str, str], ...]) -
     job = pod[:-2] if template.job else None
     title = f"{kind.title or kind.kind} {template.part}".strip()
     kind_role, by_image = _kind_role(kind, template, roles)
+    configured = any(kind_matches((name,), kind.group, kind.kind) for name, _ in roles)
+    inferred = "false"
+    if template.anchor_if is not None and not configured:
+        anchor = parse(template.anchor_if)
+        inferred = f"!({present('object', anchor)} && size({at('object', anchor)}) > 0)"
     fields = {
         "pod": at("object", pod),
         "meta": _meta(template),
         "kindRole": string(kind_role),
         "byImage": "true" if by_image else "false",
+        "inferred": inferred,
         "containers": _containers(template),
         "job": "{}" if job is None else at("object", job),
         "isJob": "true" if job is not None else "false",

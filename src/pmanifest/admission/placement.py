@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from pmanifest.admission.cel import all_of, any_of, at, fresh, present, string, strings
+from pmanifest.kube.placement import never_preemptible
 from pmanifest.kube.profile import ComputeClasses, Profile
 
 REQUIRED = ("affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution")
@@ -150,8 +151,7 @@ def _fits(reqs: str, profile: Profile, names: _Names, pod: str, preemptible: boo
         label = (f"{x}.op == 'In' ? {x}.values.exists({v}, {v} != {value}) : "
                  f"{x}.op in ['NotIn', 'Exists', 'DoesNotExist']")
     node_name = f"!({_has_name(pod)}) || {classify(f'{pod}.nodeName')}"
-    pinned = [f"!{reqs}.exists({x}, {_pins(x, profile)})"] \
-        if preemptible and profile.standard_capacity else []
+    pinned = [f"!{reqs}.exists({x}, {_pins(x, profile)})"] if preemptible else []
     return all_of([node_name,
                    f"{reqs}.all({x}, ({by_field}) && ({x}.key != {key} || ({label})))",
                    *pinned])
@@ -165,7 +165,7 @@ def _pins(x: str, profile: Profile) -> str:
                            f"{x}.op == 'In' && size({x}.values) > 0 && "
                            f"{x}.values.all({v}, {v} in {strings(c.values)})" if c.values else
                            f"({x}.op == 'In' && size({x}.values) > 0) || {x}.op == 'Exists'"])
-                   for c in profile.standard_capacity])
+                   for c in never_preemptible(profile)])
 
 
 def _has_name(pod: str) -> str:

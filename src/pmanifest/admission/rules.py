@@ -22,7 +22,13 @@ from typing import NamedTuple
 from pmanifest.admission.cel import all_of, any_of, fresh, string
 from pmanifest.admission.kinds import case_folded, declared, role
 from pmanifest.admission.placement import governing, placement
-from pmanifest.admission.scope import EXPORTED_KINDS, SCOPED, Covered, applicable
+from pmanifest.admission.scope import (
+    EXPORTED_KINDS,
+    ROLE_SCOPE,
+    SCOPED,
+    Covered,
+    applicable,
+)
 from pmanifest.kube.contract import DISRUPTION_TARGET, KUBERNETES_DEFAULT_GRACE, SIGTERM_EXIT
 from pmanifest.kube.profile import Profile
 
@@ -30,7 +36,7 @@ HEADROOM = 2  # rules.jobs.HEADROOM (a test keeps them equal: the checks are not
 Roles = tuple[tuple[str, str], ...]  # the config's `roles:`
 
 CHECKPOINT_ENV = (r"^(?:[A-Z0-9]+_)*(?:CHECKPOINTS?|CKPTS?)(?:_[A-Z0-9]+)*"
-                  r"_(?:DIR|PATH|ROOT|LOCATION|FOLDER)\n?$")  # rules.shells' (Python's $)
+                  r"_(?:DIR|PATH|ROOT|LOCATION|FOLDER)\n?$")  # shell.pod's (Python's $)
 
 class Exported(NamedTuple):
     """One rule as a policy: what denies a pod template, how the denial reads, which kinds it
@@ -129,6 +135,20 @@ def _pm201_scope(roles: Roles) -> tuple[tuple[str, str, str], ...]:
     expression = f"!({templates(roles)}).exists({t}, {undecided})"
     name, what = SCOPED["PM201"]
     return ((name, expression, what),)
+
+
+def _role_scope(roles: Roles) -> tuple[tuple[str, str, str], ...]:
+    """Objects with a template whose role lint reads from what its pod runs (a StatefulSet
+    with no volumeClaimTemplates): the placement rules' verdict depends on it."""
+    from pmanifest.admission.kinds import inferred, templates
+
+    t = fresh("t")
+    name, what = ROLE_SCOPE
+    return ((name, f"!({templates(roles)}).exists({t}, {inferred(t)})", what),)
+
+
+def _pm201_scopes(roles: Roles) -> tuple[tuple[str, str, str], ...]:
+    return (*_pm201_scope(roles), *_role_scope(roles))
 
 
 # ------------------------------------------------------------------------------ PM401-PM403
@@ -240,21 +260,24 @@ def _pm403_text(x: str) -> str:
 EXPORTED: dict[str, Exported] = {
     "PM101": Exported("PM101", _pm101, _message("PM101", "serving-on-preemptible", _placement_text(
         "is long-running but only preemptible nodes can take it",
-        "every replica goes down when its node is reclaimed; keep it on standard nodes"))),
+        "every replica goes down when its node is reclaimed; keep it on standard nodes")),
+        scope=_role_scope),
     "PM102": Exported("PM102", _pm102, _message(
         "PM102", "serving-not-pinned-to-standard", _placement_text(
             "is long-running and can land on preemptible nodes",
-            "add a required nodeAffinity NotIn on the preemptible label to every term"))),
+            "add a required nodeAffinity NotIn on the preemptible label to every term")),
+        scope=_role_scope),
     "PM103": Exported("PM103", _pm103, _message(
         "PM103", "coordinator-on-preemptible", _placement_text(
             "is a coordinator / stateful anchor and can run on preemptible nodes",
             "a preemption takes every worker that depends on it down; add a required "
-            "nodeAffinity NotIn on the preemptible label to every term"))),
+            "nodeAffinity NotIn on the preemptible label to every term")),
+        scope=_role_scope),
     "PM104": Exported("PM104", _pm104, _message(
         "PM104", "unschedulable-placement",
         lambda x: "': no node can run this pod: its placement rules contradict each other'")),
     "PM201": Exported("PM201", _pm201, _message("PM201", "grace-period-over-limit", _grace_text),
-                      roles=("worker", "coordinator", "serving"), scope=_pm201_scope),
+                      roles=("worker", "coordinator", "serving"), scope=_pm201_scopes),
     "PM401": Exported("PM401", _pm401, _message(
         "PM401", "preemption-counts-as-failure", _pm401_text),
         kinds=("batch/Job", "batch/CronJob")),

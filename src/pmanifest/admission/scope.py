@@ -119,6 +119,12 @@ SCOPED: dict[str, tuple[str, str]] = {
               "serving and coordinator pods that run a command and name no checkpoint "
               "directory (whether they checkpoint is in their script)"),
 }
+# what the placement rules leave to lint: templates whose role lint reads from what the pod
+# runs (a StatefulSet without volumeClaimTemplates, a database image or a declared role)
+ROLE_SCOPE = ("pm-role-decidable-without-reading-what-the-pod-runs",
+              "StatefulSets with no volumeClaimTemplates, no database image and no declared "
+              "role (lint reads their role from what their pods run)")
+ROLE_SCOPED = ("PM101", "PM102", "PM103", "PM201")
 LINT_ONLY: dict[str, str] = {
     "PM001": "YAML syntax: the API server parses what it admits itself",
     "PM002": "schema validation: the API server validates every object itself",

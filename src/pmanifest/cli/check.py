@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pmanifest.cli.lint import Output, output_targets
+from pmanifest.cli.outputs import Output, output_targets
 from pmanifest.cluster.request import read_request
 from pmanifest.errors import ConfigError
 from pmanifest.io.writing import STDOUT, Target, input_identities, plan_outputs, write_targets

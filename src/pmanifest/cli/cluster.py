@@ -55,7 +55,7 @@ def cluster_check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tup
     command lines, or the JSON of a cluster read (rules PM501-PM505).
     """
     from pmanifest.cli.check import CheckRequest, run_check
-    from pmanifest.cli.lint import pair_outputs
+    from pmanifest.cli.outputs import pair_outputs
 
     output, messages, exit_code = run_check(CheckRequest(
         paths, pair_outputs(formats, outputs), fail_on, kind, disable, colour_wanted(color)))
@@ -116,7 +116,7 @@ def cluster_events(
 
     Prints preemptions per node and overall, the observed window, the mean time between
     preemptions per node, and the checkpoint interval that minimises lost work for a job on
-    --nodes preemptible nodes (Young/Daly), with the GPU time it loses and whether the
+    --nodes preemptible nodes (Daly's, Young's beside it), the GPU time it loses and whether the
     checkpoint fits the drain window. Several files are merged (one event per node and
     reason, as the API keeps them). With --spec, the checkpoint duration, the nodes and the
     profile come from the spec's preemptible worker.

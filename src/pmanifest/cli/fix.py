@@ -22,9 +22,9 @@ from pmanifest.cli.lint import (
     adoption,
     collect,
     lint_with,
-    output_targets,
     user_policies,
 )
+from pmanifest.cli.outputs import output_targets
 from pmanifest.errors import ConfigError
 from pmanifest.io.reading import Identity, Unreadable, read_limited
 from pmanifest.io.writing import (
@@ -124,11 +124,11 @@ def _diff(name: str, before: bytes, after: bytes) -> str:
         return ""
     import difflib
 
-    old = before.decode("utf-8").splitlines(keepends=True)
-    new = after.decode("utf-8").splitlines(keepends=True)
-    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
-                   for line in difflib.unified_diff(old, new, f"{name} (now)",
-                                                    f"{name} (fixed)"))
+    from pmanifest.io.terminal import file_lines, shown_diff
+
+    old = file_lines(before.decode("utf-8"))
+    new = file_lines(after.decode("utf-8"))
+    return shown_diff(list(difflib.unified_diff(old, new, f"{name} (now)", f"{name} (fixed)")))
 
 
 def _write(files: dict[str, bytes], config: Config, request: LintRequest) -> None:

@@ -10,22 +10,27 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple, TextIO
 
-from pmanifest.errors import ConfigError, InputError
+from pmanifest.cli.outputs import Output, output_targets
+from pmanifest.errors import InputError
 from pmanifest.io.reading import Identity
 from pmanifest.io.writing import STDOUT, Target, identity, plan_outputs, write_targets
 from pmanifest.kube.document import Finding
 from pmanifest.lint.config import Config, config_from, resolve_profile, resolve_rule
-from pmanifest.lint.engine import SEVERITY_RANK, LintOptions, once_per_run
-from pmanifest.lint.gate import empty_run
-from pmanifest.lint.kustomize import mark_patches
+from pmanifest.lint.engine import SEVERITY_RANK, LintOptions
+from pmanifest.lint.gate import empty_run, foreign_note
+from pmanifest.lint.kustomize import is_kustomization, mark_patches
+from pmanifest.lint.once import once_per_run
 from pmanifest.lint.parallel import Linted, default_jobs, lint_inputs
+from pmanifest.lint.passover import TEMPLATE, passed_notes
 from pmanifest.lint.platform import Chosen, informed
 from pmanifest.lint.progress import Progress
 from pmanifest.lint.sources import Exclude, FileRef, Problem, Source, check_paths, iter_inputs
+from pmanifest.lint.testharness import mark_assertions
 from pmanifest.reporters import Summary, reporter
 from pmanifest.reporters.text_format import summary_line
 from pmanifest.rules import registry
@@ -34,13 +39,6 @@ if TYPE_CHECKING:  # a run without --cluster reads no cluster request and no GPU
     from pmanifest.cluster.demand import Demand
     from pmanifest.cluster.request import ClusterRequest
     from pmanifest.lint.baseline import Adoption
-
-
-class Output(NamedTuple):
-    """One report of a lint run: its format and where it goes."""
-
-    format: str
-    path: str = STDOUT  # "-" for stdout
 
 
 class LintRequest(NamedTuple):
@@ -79,27 +77,6 @@ class LintResult(NamedTuple):
     summary: str  # the one-line summary, printed on stderr after the findings
     exit_code: int
     notes: tuple[str, ...] = ()  # stderr lines after the summary (what a baseline held)
-
-
-def pair_outputs(formats: tuple[str, ...], paths: tuple[str, ...]) -> tuple[Output, ...]:
-    """``--format``/``--output`` pairs, in order. Raises ConfigError for what cannot pair."""
-    formats = formats or ("text",)
-    if len(paths) > len(formats):
-        extra = ", ".join(paths[len(formats):])
-        raise ConfigError(f"--output {extra}: no --format to pair with (give one --format "
-                          "per --output, in order)")
-    outputs = tuple(Output(fmt, paths[i] if i < len(paths) else STDOUT)
-                    for i, fmt in enumerate(formats))
-    to_stdout = [o.format for o in outputs if o.path == STDOUT]
-    if len(to_stdout) > 1:
-        raise ConfigError(f"formats {', '.join(to_stdout)} would all go to stdout; "
-                          "give each but one an --output FILE")
-    return outputs
-
-
-def output_targets(outputs: tuple[Output, ...]) -> list[Target]:
-    """The one writer's targets of ``--output`` pairs."""
-    return [Target("--output", o.path) for o in outputs]
 
 
 def options_for(request: LintRequest, config: Config) -> LintOptions:
@@ -167,6 +144,9 @@ class _Run:
     objects: int = 0
     skipped: int = 0  # objects of kinds pmanifest cannot read
     fragments: int = 0
+    foreign: int = 0  # YAML documents that are no Kubernetes object
+    foreign_files: int = 0  # the files holding them
+    passed: Counter[str] = field(default_factory=Counter)  # what was passed over, not linted
     rules: int = 0  # rules the run applied
     checked: list[tuple[str, str]] = field(default_factory=list)  # (file, object), for JUnit
     demands: list[Demand] = field(default_factory=list)  # GPU demand (with --cluster)
@@ -190,6 +170,10 @@ class _Run:
         self.objects += linted.result.objects
         self.skipped += linted.result.skipped
         self.fragments += linted.result.fragments
+        if linted.result.foreign and not is_kustomization(linted.name):  # (read as one)
+            self.foreign += linted.result.foreign
+            self.foreign_files += 1
+        self.passed.update(dict(linted.result.passed))
         self.checked.extend((linted.name, label) for label in linted.result.labels)
 
     def read_again(self, name: str) -> bytes | None:
@@ -245,8 +229,9 @@ def collect(request: LintRequest, config: Config) -> Collected:
                   *(adopted.targets() if adopted else [])], run.read)
     exclude = Exclude(config.exclude, config.base_dir, request.force_exclude, request.exclude)
     keep = options.cluster is not None or request.fix is not None  # stdin, to read it again
-    inputs = mark_patches(list(_kept(iter_inputs(request.paths, request.stdin_filename,
-                                                 exclude, request.gitignore), run, keep)))
+    found = _kept(iter_inputs(request.paths, request.stdin_filename, exclude, request.gitignore),
+                  run, keep)
+    inputs = mark_assertions(mark_patches(list(found)))
     given = "--profile" if request.profile else "the config's profile:" if config.profile \
         else None
     options, run.profile = informed(options, inputs, given, list(config.profiles.values()))
@@ -265,6 +250,9 @@ def lint_with(request: LintRequest, config: Config) -> LintResult:
     notes: list[str] = []
     if adopted is not None:
         run.findings, written, notes = adopted.apply(run.findings)
+    notes[:0] = passed_notes(run.passed)
+    if run.foreign:
+        notes.insert(0, foreign_note(run.foreign, run.foreign_files))
     threshold = SEVERITY_RANK[fail_on]
     failed = any(SEVERITY_RANK[f.severity] >= threshold for f in run.findings)
     if run.objects == 0 and not failed and not request.allow_empty:
@@ -288,8 +276,12 @@ def _nothing_checked(request: LintRequest, run: _Run, exclude: Exclude) -> None:
     named = [request.stdin_filename if p == "-" else p for p in request.paths]
     by = " or ".join([*(["the config's exclude:"] if exclude.patterns else []),
                       *(["--exclude"] if exclude.given else [])])
+    from pmanifest.lint.leftout import left_out  # what the directory walks left out, if any
+
+    left = left_out(request.paths, exclude, request.gitignore).describe()
     raise InputError(empty_run(named, run.files, run.fragments,
-                               len(exclude.named_excluded(request.paths)), by))
+                               len(exclude.named_excluded(request.paths)), by, left,
+                               run.passed[TEMPLATE]))
 
 
 def _lint_inputs(inputs: list[FileRef | Source | Problem], options: LintOptions,

@@ -11,8 +11,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from pmanifest import __version__
-from pmanifest.cli.boundary import EXIT_FINDINGS, Boundary
+from pmanifest.cli.boundary import EXIT_FINDINGS, Boundary, show_version
 from pmanifest.cli.cluster import cluster
 from pmanifest.errors import PmanifestError
 from pmanifest.io.terminal import shown, shown_lines
@@ -27,7 +26,8 @@ if TYPE_CHECKING:
 
 
 @click.group(cls=Boundary, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, "--version", prog_name="pmanifest")
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True,
+              callback=show_version, help="Show the version and exit.")
 def main() -> None:
     """Preemption-aware Kubernetes manifests for GPU clusters.
 
@@ -40,7 +40,8 @@ def main() -> None:
     cluster  check a cluster request; preemption history and checkpoint sizing
 
     Exit codes: 0 clean, 1 findings (or drift with render --check), 2 usage, config, spec
-    or input error, 3 internal error.
+    or input error, 3 internal error; 130, 141, 143: ended by Ctrl-C, by the reader of
+    stdout going away (| head), by SIGTERM.
     """
 
 
@@ -188,7 +189,8 @@ def lint(
     Several reports from one pass, e.g. for CI:
       pmanifest lint k8s/ --format sarif --output results.sarif --format text
     """
-    from pmanifest.cli.lint import LintRequest, pair_outputs, run_lint
+    from pmanifest.cli.lint import LintRequest, run_lint
+    from pmanifest.cli.outputs import pair_outputs
     from pmanifest.lint.progress import wanted
 
     if cluster_path == "-" and "-" in paths:

@@ -53,7 +53,19 @@ def render_checked(text: str, file: str, options: RenderOptions | None = None,
         from pmanifest.cli.render_fit import check_fit
 
         fit = check_fit(rendered.spec, rendered.owned, cluster, rendered.spec.profile)
-    return Checked(rendered, (*lint_warnings(rendered, settings), *fit))
+    return Checked(rendered, (*lint_warnings(rendered, settings), *_render_warnings(rendered),
+                              *fit))
+
+
+def _render_warnings(rendered: Rendered) -> tuple[str, ...]:
+    """What render knows the output depends on and lint cannot see in it (the torch release
+    a rendered variable needs), at the spec's line."""
+    from pmanifest.render.elastic import shutdown_warnings
+
+    spec = rendered.spec
+    return tuple(f"{spec.file}:{pos.line}:{pos.column}: warning: {message}"
+                 for path, message in shutdown_warnings(spec)
+                 for pos in (spec.positions.at(path),))
 
 
 def lint_warnings(rendered: Rendered, settings: LintSettings | None = None

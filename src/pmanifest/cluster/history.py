@@ -9,6 +9,10 @@ TogetherScaledDown (or the window's end). Live preemptible nodes that had no eve
 alive at the end) count for the whole window. Nodes alive before the window count only from
 its start, so the figure leans short: checkpoints come more often, never less.
 
+A node counts as preemptible when it was preempted or its name has a preemptible prefix of
+any shipped profile (or of the profile given): ``--profile`` sizes the checkpoint (its grace
+period cap) and never changes what the same events measure.
+
 The window is the span of the events' own times unless --since/--until give it. With no
 preemption in the window, the mean is bounded instead (above exposure / 3 with 95 %
 confidence, the "rule of three"), and the sizing says "at least" / "at most".
@@ -20,13 +24,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
-from pmanifest.cluster.checkpoint_math import job_mean_time, lost_fraction, young_interval
+from pmanifest.cluster.checkpoint_math import (
+    daly_interval,
+    job_mean_time,
+    lost_fraction,
+    young_interval,
+)
 from pmanifest.cluster.events import CLUSTER_READ, KUBECTL, EventSource, NodeEvent
 from pmanifest.cluster.gpu_nodes import gpus_per_node
 from pmanifest.cluster.merging import merged, not_understood, plural
 from pmanifest.cluster.reasons import ENDED, JOINED, PREEMPTION
 from pmanifest.kube.contract import SUPERVISOR_MARGIN_SECONDS
-from pmanifest.kube.profile import Profile
+from pmanifest.kube.profile import Profile, node_name_prefixes
 
 RETENTION_HOURS = 72  # node_lifecycle_events keep 72 hours (documented)
 ROUGH_BELOW = 5  # fewer preemptions than this: say the mean is rough
@@ -90,7 +99,8 @@ class History:
 
 @dataclass(frozen=True)
 class Sizing:
-    """Checkpoint sizing for a job: the Young/Daly interval and the time lost."""
+    """Checkpoint sizing for a job: Daly's interval (recommended; Young's beside it) and the
+    time lost at Daly's."""
 
     checkpoint: float
     nodes: int
@@ -98,7 +108,7 @@ class Sizing:
     drain_window: int
     fits_drain_window: bool  # the checkpoint fits the grace period less the margin
     job_mean: float | None
-    interval: float | None
+    interval: float | None  # Daly's higher-order optimum
     lost: float | None
     basis: str | None
     origin: str | None = None  # where the checkpoint and node figures came from (--spec)
@@ -106,6 +116,7 @@ class Sizing:
     margin: int = SUPERVISOR_MARGIN_SECONDS  # the supervisor stops everything this much earlier
     spec_grace: int | None = None  # the spec's gracePeriodSeconds (None: the profile's cap
     # and the supervisor's default margin)
+    young: float | None = None  # Young's first-order interval sqrt(2 C M), for comparison
 
     @property
     def budget(self) -> int:
@@ -121,7 +132,9 @@ def history(sources: Sequence[EventSource], profile: Profile,
     window = _window(events, since, until)
     if window.given:
         events = _inside(events, window, notes)
-    nodes = [_node(name, evs, profile, window, notes) for name, evs in _by_node(events).items()]
+    prefixes = node_name_prefixes(profile)
+    nodes = [_node(name, evs, prefixes, window, notes)
+             for name, evs in _by_node(events).items()]
     exposure = sum(n.observed or 0.0 for n in nodes)
     unseen = _unseen_nodes(sources, nodes, window, notes)
     exposure += unseen * window.seconds
@@ -149,8 +162,8 @@ def sizing(found: History, checkpoint: float, nodes: int, profile: Profile,
     if found.mean_per_node is None:
         return base
     job = job_mean_time(found.mean_per_node, nodes)
-    interval = young_interval(checkpoint, job)
-    return replace(base, job_mean=job, interval=interval,
+    interval = daly_interval(checkpoint, job)
+    return replace(base, job_mean=job, interval=interval, young=young_interval(checkpoint, job),
                    lost=lost_fraction(interval, checkpoint, job), basis=found.basis)
 
 
@@ -184,23 +197,29 @@ def _by_node(events: list[NodeEvent]) -> dict[str, list[NodeEvent]]:
     return dict(sorted(grouped.items()))
 
 
-def _compute(node: str, profile: Profile) -> str:
-    if profile.preemptible_node_prefix and node.startswith(profile.preemptible_node_prefix):
+Prefixes = tuple[tuple[str, ...], tuple[str, ...]]  # (preemptible, standard) node names
+
+
+def _compute(node: str, prefixes: Prefixes) -> str:
+    """From the node's name alone (its events decide too: a preempted node is counted)."""
+    preemptible, standard = prefixes
+    if node.startswith(preemptible):
         return "preemptible"
-    if profile.standard_node_prefix and node.startswith(profile.standard_node_prefix):
+    if node.startswith(standard):
         return "standard"
     return "unknown"
 
 
-def _node(name: str, events: list[NodeEvent], profile: Profile, window: Window,
+def _node(name: str, events: list[NodeEvent], prefixes: Prefixes, window: Window,
           notes: list[str]) -> NodeHistory:
     timed = sorted((e for e in events if e.time is not None), key=_time_of)
     ordered = (*timed, *(e for e in events if e.time is None))
     preemptions = sum(1 for e in events if e.kind == PREEMPTION)
-    compute = _compute(name, profile)
+    compute = _compute(name, prefixes)
     if preemptions and compute == "standard":
+        standard = next(p for p in prefixes[1] if name.startswith(p))
         notes.append(f"{name}: preempted, but its name is a standard node's "
-                     f"({profile.standard_node_prefix}); counted as preemptible")
+                     f"({standard}); counted as preemptible")
     if compute != "preemptible" and not preemptions:
         return NodeHistory(name, compute, ordered, 0, None)
     if not timed:

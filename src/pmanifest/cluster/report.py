@@ -159,8 +159,8 @@ def _sizing(s: Sizing) -> list[str]:
     lines += [
         f"  mean time between interruptions of the job: {'more than ' * bound}"
         f"{duration(s.job_mean)}{per_node}",
-        f"  periodic checkpoint: {every} (Young/Daly: sqrt(2 x {cost} x "
-        f"{duration(s.job_mean)}))",
+        f"  periodic checkpoint: {every} (Daly's higher-order optimum; Young's "
+        f"sqrt(2 x {cost} x {duration(s.job_mean)}) = {duration(s.young or 0.0)})",
         f"  expected GPU time lost: {'at most ' * bound}{percent(s.lost)} "
         "(checkpoints and work done again; restart time not counted)",
     ]
@@ -220,7 +220,9 @@ def _sizing_json(s: Sizing) -> dict[str, Any]:
             "gracePeriodSeconds": s.grace, "marginSeconds": s.margin,
             "checkpointBudgetSeconds": s.budget, "fitsDrainWindow": s.fits_drain_window,
             "jobMeanSecondsBetweenInterruptions": _seconds(s.job_mean),
-            "intervalSeconds": _seconds(s.interval),
+            "intervalSeconds": _seconds(s.interval),  # Daly's, recommended
+            "dalyIntervalSeconds": _seconds(s.interval),
+            "youngIntervalSeconds": _seconds(s.young),
             "lostFraction": None if s.lost is None else round(s.lost, 6),
             "basis": s.basis, "from": s.origin}
 

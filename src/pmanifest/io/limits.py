@@ -3,7 +3,7 @@ expansion of parsed text, the size of numbers, and the work of each analyser (sh
 templates, policy schemas), each in proportion to the input's bytes where work can grow with
 them. No valid input up to the documented sizes comes near one (each says why).
 
-``LIMITS`` is the table the README's "Hostile input" section shows (``tests/test_limits.py``
+``LIMITS`` is the table docs/reference.md's "Hostile input" section shows (``tests/test_limits.py``
 keeps them equal); the modules that enforce a bound import it from here.
 """
 
@@ -17,6 +17,9 @@ from collections.abc import Callable
 # ~1.5 MiB per object), far below what would exhaust memory.
 MAX_INPUT_BYTES = 64 * 1024 * 1024
 MAX_KUSTOMIZATION_BYTES = 1 << 20  # read by the patch search: a kustomization is a few lines
+# directory entries looked at to count what a walk left out (a run that found no object)
+MAX_LEFT_OUT_ENTRIES = 200_000
+MAX_KUSTOMIZATIONS_FOLLOWED = 10_000  # kustomizations read for the labels of selectors
 
 # -- YAML (the loader) --------------------------------------------------------------------------
 MAX_DEPTH = 200  # levels of nesting of a document (aliases count where they are attached)
@@ -80,11 +83,15 @@ def _size(value: int) -> str:
     return f"{value:,}"
 
 
-# (what is bounded, the bound) as the README lists them
+# (what is bounded, the bound) as docs/reference.md lists them
 LIMITS: tuple[tuple[str, str], ...] = (
     ("bytes read from one input (file, FIFO, stdin, config, policy, template, cluster file)",
      _size(MAX_INPUT_BYTES)),
     ("bytes of a kustomization read by the patch search", _size(MAX_KUSTOMIZATION_BYTES)),
+    ("directory entries counted to say what a walk that found nothing left out",
+     f"{MAX_LEFT_OUT_ENTRIES:,}"),
+    ("kustomizations read to find the labels they add to selectors",
+     f"{MAX_KUSTOMIZATIONS_FOLLOWED:,}"),
     ("levels of nesting of a YAML document", f"{MAX_DEPTH}"),
     ("nodes copied by the aliases of one document", f"{MAX_ALIAS_EXPANSION:,}"),
     ("sum of the path lengths of a document's nodes",

@@ -48,6 +48,25 @@ def shown_lines(text: str) -> str:
     return _UNSAFE_KEEP_LF.sub(_escape, text)
 
 
+def file_lines(text: str) -> list[str]:
+    """The lines of a file's text as diff and patch see them, each with its line feed: split
+    at line feeds only (``str.splitlines`` also splits at CR, VT, FF, U+2028 and more, which
+    made one line of a file two in a diff)."""
+    lines = text.split("\n")
+    ended = [line + "\n" for line in lines[:-1]]
+    return [*ended, lines[-1]] if lines[-1] else ended
+
+
+def shown_diff(lines: list[str]) -> str:
+    """The lines of a unified diff (``render --check``, ``lint --diff``) as text for a
+    terminal: through ``shown_lines`` (the files compared are input: an escape sequence or a
+    carriage return in them is shown, not acted on), a last line without a newline marked as
+    diff marks it."""
+    return shown_lines("".join(line if line.endswith("\n")
+                               else line + "\n\\ No newline at end of file\n"
+                               for line in lines))
+
+
 # what json.dumps(ensure_ascii=False) leaves raw in a string and a terminal could act on
 _JSON_RAW = re.compile("[\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 

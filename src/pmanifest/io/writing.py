@@ -256,8 +256,22 @@ def _mode_for(path: str) -> int:
 def say(message: str) -> None:
     """One line on stderr (an error, a warning, a summary), through the one escaper: what it
     quotes from input (a file name, a value, a line feed in either) never acts on the
-    terminal, and the message stays one line."""
-    click.echo(shown(message), err=True)
+    terminal, and the message stays one line. A stderr that cannot be written (full, a pipe
+    nobody reads, closed) loses the message and no more: the run's exit code stands."""
+    try:
+        click.echo(shown(message), err=True)
+    except (OSError, ValueError):
+        to_null(2)
+
+
+def to_null(fd: int) -> None:
+    """Point descriptor ``fd`` (1 or 2) at the null device: what a stream of it still holds
+    or is still given goes nowhere, and the interpreter's last flush cannot fail at exit."""
+    with contextlib.suppress(OSError):
+        null = os.open(os.devnull, os.O_WRONLY)
+        if null != fd:
+            os.dup2(null, fd)
+            os.close(null)
 
 
 # -- stdout ------------------------------------------------------------------------------------
@@ -342,8 +356,5 @@ def _writing() -> Iterator[None]:
 def unwritable(exc: OSError) -> PmanifestError:
     """The error for a failed write to stdout. What stayed in the buffer is dropped (stdout now
     goes to the null device), so the interpreter's last flush cannot fail again at exit."""
-    with contextlib.suppress(AttributeError, OSError, ValueError):
-        null = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(null, sys.stdout.fileno())
-        os.close(null)
+    to_null(1)
     return PmanifestError(f"cannot write output: {exc.strerror or exc}")

@@ -25,3 +25,6 @@ ROLE_LABEL = "pmanifest.io/role"  # label (or annotation) that declares a worklo
 WORKER_ROLE, COORDINATOR_ROLE, SERVING_ROLE = "worker", "coordinator", "serving"
 ROLES = (WORKER_ROLE, COORDINATOR_ROLE, SERVING_ROLE)
 DAEMON_ROLE = "daemon"  # DaemonSets: on every node by design
+# a pod template whose role neither the table nor what it runs tells (kube/roles.py): only
+# the rules that hold for every role check it
+UNKNOWN_ROLE = "unknown"

@@ -45,7 +45,9 @@ class Document(NamedTuple):
 
     @property
     def is_kubernetes(self) -> bool:
-        return self.kind is not None and self.api_version is not None
+        """An object by its shape: an apiVersion and a kind (kubectl also takes a ``kind:
+        List`` without apiVersion); what else a YAML document holds is another tool's."""
+        return self.kind is not None and (self.api_version is not None or self.kind == "List")
 
 
 class ObjectRef(NamedTuple):

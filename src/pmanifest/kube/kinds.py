@@ -41,17 +41,20 @@ COORDINATOR_NAMES = frozenset({
     "leader", "driver", "launcher", "master", "head", "coordinator", "chief", "ps",
     "mpimaster", "scheduler", "server",
 })
-# Images of databases and queues: the last path component, tag and digest removed, is one of
-# these, or one of these with a suffix of STATEFUL_SUFFIXES (redis-stack-server) or a prefix of
-# STATEFUL_PREFIXES (cp-kafka). A Deployment running one is a stateful anchor, not a stateless
-# server (PM103's rationale). `kafka-exporter` and `cp-kafka-rest` are not kafka.
+# Images of databases, queues and object stores: the last path component, tag and digest
+# removed, is one of these with any version words (redis7, mysql-80, postgresql-16-c9s), a
+# suffix of STATEFUL_SUFFIXES (redis-stack-server) or a prefix of STATEFUL_PREFIXES (cp-kafka):
+# the grammar is pmanifest.kube.roles'. A Deployment running one is a stateful anchor, not a
+# stateless server (PM103's rationale). `kafka-exporter` and `cp-kafka-rest` are not kafka.
 STATEFUL_IMAGES = frozenset({
     "postgres", "postgresql", "postgis", "pgvector", "timescaledb", "mysql", "mariadb",
     "percona", "redis", "valkey", "keydb", "memcached", "etcd", "zookeeper", "kafka",
     "rabbitmq", "mongo", "mongodb", "cassandra", "scylla", "cockroach", "nats", "pulsar",
     "clickhouse", "minio", "neo4j", "influxdb", "elasticsearch", "opensearch", "couchdb",
+    "seaweedfs", "qdrant", "milvus", "weaviate",
 })
-STATEFUL_SUFFIXES = frozenset({"server", "stack", "stack-server", "cluster", "standalone"})
+STATEFUL_SUFFIXES = frozenset({"server", "stack", "stack-server", "cluster", "standalone",
+                               "sentinel", "community-server", "enterprise-server"})
 STATEFUL_PREFIXES = frozenset({"cp"})  # Confluent Platform: cp-kafka, cp-zookeeper
 # Where containers are in a template: (key, is a list, is init).
 POD_CONTAINERS = (("initContainers", True, True), ("containers", True, False))
@@ -97,6 +100,10 @@ class Template(NamedTuple):
     # template's pods survivable for the others (KubeRay GCS fault tolerance: the head's state
     # lives in a store, workers and Serve replicas keep running while a new head recovers it)
     fault_tolerant_if: tuple[tuple[str, ...], ...] = ()
+    # a path from the object whose non-empty value (or a database image) keeps the template's
+    # role; without either the role comes from what the pod runs (a StatefulSet with no
+    # volumeClaimTemplates may be a singleton controller, a server, a trainer)
+    anchor_if: str | None = None
 
 
 class Kind(NamedTuple):
@@ -109,6 +116,9 @@ class Kind(NamedTuple):
     set_role: str = WORKER  # the role of ``set`` templates when the object declares none
     title: str = ""  # how messages name the kind, when its name alone is ambiguous
     runs: bool = True  # False: a template for others to run (it asks for no capacity)
+    # API groups the kind had before its project renamed its group: an object under one is
+    # read as this kind, named by this group (KFServing's serving.kubeflow.org for KServe)
+    former_groups: tuple[str, ...] = ()
 
 
 # KubeRay GCS fault tolerance, the current field and the older annotation (a RayService's
@@ -123,7 +133,7 @@ def _ray(prefix: str, workers: str, ft: bool = False) -> tuple[Template, ...]:
     # numOfHosts pods for each (multi-host groups)
     pods = (Count(f"{group}replicas", 0, low=f"{group}minReplicas", high=f"{group}maxReplicas"),
             Count(f"{group}numOfHosts"))
-    ft_paths = ((*prefix.rstrip(".").split("."), "gcsFaultToleranceOptions"),
+    ft_paths = ((*[p for p in prefix.rstrip(".").split(".") if p], "gcsFaultToleranceOptions"),
                 RAY_FT_ANNOTATION) if ft else ()
     return (Template(f"{prefix}headGroupSpec.template.spec", COORDINATOR, "head", recovers=True,
                      fault_tolerant_if=ft_paths),
@@ -215,7 +225,8 @@ KINDS: tuple[Kind, ...] = (
     Kind(BUILTIN, "Deployment", (_SERVING,)),
     Kind(BUILTIN, "ReplicaSet", (_SERVING,)),
     Kind(BUILTIN, "ReplicationController", (_SERVING,)),
-    Kind(BUILTIN, "StatefulSet", (Template("spec.template.spec", COORDINATOR, pods=_REPLICATED),)),
+    Kind(BUILTIN, "StatefulSet", (Template("spec.template.spec", COORDINATOR, pods=_REPLICATED,
+                                           anchor_if="spec.volumeClaimTemplates"),)),
     Kind(BUILTIN, "DaemonSet", (Template("spec.template.spec", DAEMON_ROLE),)),
     Kind(BUILTIN, "PodTemplate", (Template("template.spec", WORKER),), runs=False),
     # KubeRay: the head holds the GCS; RayService workers host Serve replicas
@@ -273,7 +284,8 @@ KINDS: tuple[Kind, ...] = (
     # KServe and Knative Serving: model servers, each component's pod fields inline
     Kind("serving.kserve.io", "InferenceService", tuple(
         Template(f"spec.{part}", SERVING, part, meta="self")
-        for part in ("predictor", "predictor.workerSpec", "transformer", "explainer"))),
+        for part in ("predictor", "predictor.workerSpec", "transformer", "explainer")),
+        former_groups=("serving.kubeflow.org",)),  # KFServing, before it became KServe
     Kind("serving.kserve.io", "ServingRuntime", _kserve_runtime(), runs=False),
     Kind("serving.kserve.io", "ClusterServingRuntime", _kserve_runtime(), runs=False),
     Kind("serving.kserve.io", "LLMInferenceService", _kserve_llm(partial=False)),
@@ -281,7 +293,14 @@ KINDS: tuple[Kind, ...] = (
          runs=False),
     Kind("serving.knative.dev", "Service", (Template("spec.template.spec", SERVING),)),
 )
-BY_KIND: dict[tuple[str, str], Kind] = {(k.group, k.kind): k for k in KINDS}
+BY_KIND: dict[tuple[str, str], Kind] = {
+    (group, k.kind): k for k in KINDS for group in (k.group, *k.former_groups)}
+# Specs of known kinds that other kinds embed, by the key that marks them, with their templates
+# (paths from the spec): a KubeRay cluster spec inside a kind pmanifest does not know keeps its
+# head and worker groups' roles and exemptions (Ray replaces lost pods and resumes on its own).
+EMBEDDED_SPECS: tuple[tuple[str, tuple[Template, ...]], ...] = (
+    ("headGroupSpec", _ray("", WORKER, ft=True)),
+)
 # Where a pod template found by shape may sit: the key that holds the pod spec.
 SHAPE_KEYS = frozenset({"spec", "podSpec", "template", "podTemplate"})
 _WORD = re.compile(r"[a-z0-9]+")
@@ -293,7 +312,8 @@ def builtin_group(group: str) -> bool:
 
 
 def lookup(group: str, kind: str) -> Kind | None:
-    """The table's entry for an object's API group and kind."""
+    """The table's entry for an object's API group (or a former group of the kind) and
+    kind."""
     found = BY_KIND.get((group, kind))
     if found is None and builtin_group(group):
         found = BY_KIND.get((BUILTIN, kind))
@@ -304,12 +324,3 @@ def coordinator_name(name: str) -> bool:
     """``rj-leader``, ``Master``, ``PS`` -> True; ``workers``, ``trainer-node`` -> False."""
     return any(word in COORDINATOR_NAMES for word in _WORD.findall(name.lower()))
 
-
-def stateful_image(image: str) -> bool:
-    """``docker.io/bitnami/postgresql:16`` -> True; ``danielqsj/kafka-exporter`` -> False."""
-    name = image.split("@", 1)[0].rsplit("/", 1)[-1].split(":", 1)[0].lower()
-    if name in STATEFUL_IMAGES:
-        return True
-    head, _, tail = name.partition("-")
-    return (head in STATEFUL_IMAGES and tail in STATEFUL_SUFFIXES) or \
-        (head in STATEFUL_PREFIXES and tail in STATEFUL_IMAGES)

@@ -11,7 +11,10 @@ Node model, from the active profile: a preemptible node carries ``label_key=labe
 the profile's taint, if any); a standard node either lacks the label or carries another value.
 Capacity the profile names as never preemptible (``standard_capacity``: GKE flex-start, queued
 provisioning, reservations, and compute classes of the input whose priorities are all
-on-demand) has standard nodes only: a term that requires it fits no preemptible node.
+on-demand) has standard nodes only: a term that requires it fits no preemptible node. So do
+the nodes of the control plane under every profile (``CONTROL_PLANE``): no provider sells them
+preemptible, so a pod that requires the control-plane role (nodeSelector or a required
+affinity term; a preferred one can still be placed elsewhere) runs on standard nodes.
 Where the manifest does not say, both are assumed possible (no false alarms from guessing).
 """
 
@@ -21,8 +24,20 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from pmanifest.kube.profile import Profile, Taint
+from pmanifest.kube.profile import Capacity, Profile, Taint
 from pmanifest.loader.positions import Path
+
+# The control-plane role, as kubeadm (control-plane; master before 1.24) and older installers
+# (kubernetes.io/role) label it: any value of the node-role keys counts (they are set empty)
+CONTROL_PLANE = (Capacity("node-role.kubernetes.io/control-plane"),
+                 Capacity("node-role.kubernetes.io/master"),
+                 Capacity("kubernetes.io/role", ("control-plane", "master")))
+
+
+def never_preemptible(profile: Profile) -> tuple[Capacity, ...]:
+    """The labels of capacity that is never preemptible under ``profile``: its own standard
+    capacity and the control plane's."""
+    return (*profile.standard_capacity, *CONTROL_PLANE)
 
 
 class Requirement(NamedTuple):
@@ -248,10 +263,10 @@ def _node_name(pod: dict[str, Any], profile: Profile, base: Path) -> _NodeName:
 
 
 def _standard_pin(reqs: list[Requirement], profile: Profile) -> Requirement | None:
-    """The requirement that confines a term to capacity the profile says is never
-    preemptible (``In`` values all of its values, or ``Exists`` where any value counts)."""
+    """The requirement that confines a term to capacity that is never preemptible under the
+    profile (``In`` values all of its values, or ``Exists`` where any value counts)."""
     for req in reqs:
-        for capacity in profile.standard_capacity:
+        for capacity in never_preemptible(profile):
             if req.key != capacity.key:
                 continue
             if req.operator == "In" and req.values and (

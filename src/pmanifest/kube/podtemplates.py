@@ -16,7 +16,15 @@ import functools
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
-from pmanifest.kube.kinds import SHAPE_KEYS, WORKER, Kind, Template, builtin_group, lookup
+from pmanifest.kube.kinds import (
+    EMBEDDED_SPECS,
+    SHAPE_KEYS,
+    WORKER,
+    Kind,
+    Template,
+    builtin_group,
+    lookup,
+)
 from pmanifest.loader.positions import Path
 
 ANY_ITEM = "[*]"
@@ -181,6 +189,8 @@ def find(data: Any, owner: Path = (), depth: int = 0, runs: bool = True) -> Iter
             yield from _by_shape(data, owner, kind, group)
         return
     runs = runs and entry.runs
+    if group in entry.former_groups:  # named by the group the kind has now
+        group = entry.group
     yield from _from_table(entry, data, owner, kind, group, runs)
     if depth < MAX_EMBEDDING:
         for embedded in entry.embedded:
@@ -210,6 +220,10 @@ def _by_shape(data: dict[str, Any], owner: Path, kind: str, group: str) -> Itera
                 yield Found((*owner, *path), node, GENERIC, kind, group, owner, WORKER,
                             generic=True)
                 continue
+            spec = _embedded_spec(node, (*owner, *path), kind, group)
+            if spec:
+                yield from spec
+                continue
             items: list[tuple[str | int, Any]] = list(node.items())
         elif isinstance(node, list):
             items = list(enumerate(node))
@@ -217,6 +231,23 @@ def _by_shape(data: dict[str, Any], owner: Path, kind: str, group: str) -> Itera
             continue
         stack.extend(((*path, key), value) for key, value in reversed(items)
                      if isinstance(value, dict | list))
+
+
+def _embedded_spec(node: dict[str, Any], at: Path, kind: str, group: str) -> list[Found]:
+    """The templates of a known kind's spec embedded at ``at`` (``EMBEDDED_SPECS``), read
+    with that kind's templates and roles; paths of counts and fault tolerance are from it."""
+    for marker, templates in EMBEDDED_SPECS:
+        if marker not in node:
+            continue
+        out = []
+        for template in templates:
+            for path, value, last in expand(node, parse(template.path)):
+                if _applies(template, node, path, value):
+                    name, name_path = _name(node, last, template.name_key)
+                    out.append(Found((*at, *path), value, template, kind, group, at, WORKER,
+                                     name, None if name_path is None else (*at, *name_path)))
+        return out
+    return []
 
 
 def _pod_shaped(node: dict[str, Any]) -> bool:

@@ -251,6 +251,17 @@ def _profile(name: str, body: dict[str, Any]) -> Profile:
     )
 
 
+def node_name_prefixes(profile: Profile) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(preemptible, standard) node-name prefixes known for reading node events: every shipped
+    profile's and ``profile``'s own. A node's name is a fact of the provider that named it,
+    not of the profile a report is sized for: the shipped profiles' prefixes hold whichever
+    is chosen, and a custom profile (its own pool's prefixes) only adds to them."""
+    profiles = [*_all_profiles().values(), profile]
+    preemptible = {p.preemptible_node_prefix for p in profiles if p.preemptible_node_prefix}
+    standard = {p.standard_node_prefix for p in profiles if p.standard_node_prefix}
+    return tuple(sorted(preemptible)), tuple(sorted(standard))
+
+
 _FIELDS: dict[str, Any] = PROFILE_SCHEMA["additionalProperties"]
 CUSTOM_PROFILE_SCHEMA: dict[str, Any] = {
     "type": "object", "additionalProperties": False,

@@ -19,12 +19,19 @@ import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from pmanifest.kube.podtemplates import find
 from pmanifest.loader.positions import Path
 
 if TYPE_CHECKING:
     from pmanifest.kube.workloads import Workload
 
 GPU = "nvidia.com/gpu"
+# Extended resources of accelerators, by prefix: NVIDIA GPUs (whole, shared, MIG slices), AMD
+# and Intel GPUs (and Intel NPUs and FPGAs), AWS Trainium and Inferentia (neuron, neuroncore,
+# neurondevice), TPUs, Gaudi.
+ACCELERATOR_PREFIXES = ("nvidia.com/gpu", "nvidia.com/mig-", "amd.com/gpu", "gpu.intel.com/",
+                        "npu.intel.com/", "fpga.intel.com/", "aws.amazon.com/neuron",
+                        "google.com/tpu", "cloud-tpus.google.com/", "habana.ai/")
 BEST_EFFORT, BURSTABLE, GUARANTEED = "BestEffort", "Burstable", "Guaranteed"
 QOS_RESOURCES = ("cpu", "memory")
 # What render requests for each GPU when the spec gives no CPU or memory of its own: a floor
@@ -171,3 +178,55 @@ def pod_gpus(workload: Workload) -> tuple[int, Path]:
             if path and running_path == workload.pod_path:
                 running_path = path
     return (init_max, init_path) if init_max > running else (running, running_path)
+
+
+# --- accelerators: what decides a placement finding's impact ---------------------------------
+
+def requests_accelerator(workload: Workload, dependents: bool = False) -> bool:
+    """Does a pod of ``workload`` ask for an accelerator (:func:`pod_requests_accelerator`)?
+    ``dependents``: or another pod of the same document, which depends on it (a Ray head's
+    GPU workers: a coordinator's impact is the pods it takes down). The one answer every rule
+    asks."""
+    if pod_requests_accelerator(workload.pod, workload.container_keys):
+        return True
+    return dependents and any(pod_requests_accelerator(found.pod, found.template.containers)
+                              for found in find(workload.doc.data)
+                              if found.pod is not workload.pod)
+
+
+def pod_requests_accelerator(pod: dict[str, Any],
+                             container_keys: tuple[tuple[str, bool, bool], ...]) -> bool:
+    """Does a pod spec ask for an accelerator: an accelerator's extended resource
+    (``ACCELERATOR_PREFIXES``) above zero in any container's limits or requests (a container
+    at ``container_keys``, or a container-like mapping in the pod with ``resources``: a
+    KServe predictor's ``model``), a DRA resource claim (the pod's ``resourceClaims``, a
+    container's ``resources.claims``), or a Spark pod's ``gpu``?"""
+    if pod.get("resourceClaims") or isinstance(pod.get("gpu"), dict):
+        return True
+    containers: list[Any] = [v for v in pod.values() if isinstance(v, dict) and "resources" in v]
+    for key, is_list, _ in container_keys:
+        value = pod.get(key)
+        containers += value if is_list and isinstance(value, list) else [value]
+    return any(isinstance(c, dict) and _accelerated(c.get("resources")) for c in containers)
+
+
+def _accelerated(resources: Any) -> bool:
+    if not isinstance(resources, dict):
+        return False
+    if resources.get("claims"):
+        return True
+    for section in ("limits", "requests"):
+        amounts = resources.get(section)
+        for name, amount in amounts.items() if isinstance(amounts, dict) else ():
+            if isinstance(name, str) and name.startswith(ACCELERATOR_PREFIXES) and \
+                    _above_zero(amount):
+                return True
+    return False
+
+
+def _above_zero(amount: Any) -> bool:
+    """A quantity above zero, or a value that is no quantity (the schema reports it)."""
+    try:
+        return quantity(amount) > 0
+    except (ValueError, TypeError, decimal.InvalidOperation):
+        return True

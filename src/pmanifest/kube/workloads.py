@@ -13,9 +13,14 @@ A template's role, first found wins:
 2. for a LeaderWorkerSet leader: coordinator when the set's pods are workers, else the set's
    role (the role declared on the object, else the kind's);
 3. ``pmanifest.io/role`` on the object, else the config's ``roles:`` entry for the kind;
-4. what the table says: the kind's role, a coordinator name (``leader``, ``Master``, ``ps``)
+4. for a template the table anchors only with something in the object (a StatefulSet without
+   volumeClaimTemplates, running no database image): what the pod runs, as in 5;
+5. what the table says: the kind's role, a coordinator name (``leader``, ``Master``, ``ps``)
    for templates named by their replicatedJob, task or replica, and a database or queue image
-   (postgres, redis, kafka, ...) for Deployments and ReplicaSets.
+   (postgres, redis, kafka, ...) for Deployments and ReplicaSets;
+6. for a template found by shape in a kind the table does not know: what the pod runs
+   (:func:`pmanifest.kube.roles.infer`: an inference server is serving, a training launcher or
+   a pod that runs to completion a worker, a database a coordinator), else ``unknown``.
 """
 
 from __future__ import annotations
@@ -35,7 +40,6 @@ from pmanifest.kube.kinds import (
     Template,
     builtin_group,
     coordinator_name,
-    stateful_image,
 )
 from pmanifest.kube.placement import Placement, placement_of
 from pmanifest.kube.podtemplates import (
@@ -49,6 +53,7 @@ from pmanifest.kube.podtemplates import (
     sequence,
 )
 from pmanifest.kube.profile import Profile
+from pmanifest.kube.roles import infer, job_like, stateful_image
 from pmanifest.loader.positions import Path
 
 __all__ = ["JOB_SPEC_PATHS", "Container", "Workload", "annotation_paths", "api_group", "find",
@@ -78,7 +83,7 @@ class Workload:
 
     doc: Document
     kind: str  # the kind holding the template (an embedded object's own kind)
-    role: str  # worker | coordinator | serving | daemon
+    role: str  # worker | coordinator | serving | daemon | unknown
     pod_path: Path
     pod: dict[str, Any]
     placement: Placement  # paths in it are relative to the document root
@@ -92,6 +97,7 @@ class Workload:
     container_keys: tuple[tuple[str, bool, bool], ...] = POD_CONTAINERS
     generic: bool = False  # found by shape in a kind pmanifest does not know
     declared: bool = False  # the role comes from a pmanifest.io/role label or annotation
+    inferred: str = ""  # why a generic template has its role (what it runs), when not declared
     recovers: bool = False  # its framework (Ray) replaces lost pods and resumes on its own
     fault_tolerant: bool = False  # losing its pods does not take the others down (Ray GCS FT)
     kind_title: str = ""  # how messages name the kind when ``kind`` alone is ambiguous
@@ -165,29 +171,51 @@ def _configured(roles: Roles, found: Found) -> str | None:
                  if kind_matches((kind,), found.group, found.kind)), None)
 
 
-def role_of(data: Any, found: Found, roles: Roles = ()) -> tuple[str, bool]:
-    """(role, whether it was declared: a label or annotation, or the config) of a template.
-    The config's role for the kind counts as declared on the object."""
+def role_of(data: Any, found: Found, roles: Roles = ()) -> tuple[str, bool, str]:
+    """(role, whether it was declared: a label or annotation, or the config, and why a generic
+    template's role was inferred) of a template. The config's role for the kind counts as
+    declared on the object."""
     own = _declared(data, found.meta_path)
     also = found.also_meta_path
     if own is None and also is not None:
         own = _declared(data, also)
     if own is not None:
-        return own, True
+        return own, True, ""
     template = found.template
     on_object = _declared(data, (*found.owner, "metadata")) or _configured(roles, found)
     if template.role == LEADER:
         set_role = on_object or found.set_role
-        return (COORDINATOR if set_role == WORKER else set_role), on_object is not None
+        return (COORDINATOR if set_role == WORKER else set_role), on_object is not None, ""
     if on_object is not None:
-        return on_object, True
+        return on_object, True, ""
+    if found.generic:
+        holder = get(data, found.pod_path[:-2])
+        inference = infer(found.pod, job_like(holder, found.pod_path))
+        return inference.role, False, inference.reason
+    if template.anchor_if is not None and not _anchored(data, found):
+        inference = infer(found.pod)
+        return inference.role, False, inference.reason
+    return _table_role(found), False, ""
+
+
+def _anchored(data: Any, found: Found) -> bool:
+    """Does the table's role hold for a template with ``anchor_if``: a non-empty value there
+    (a StatefulSet's volumeClaimTemplates), or a database image?"""
+    assert found.template.anchor_if is not None
+    value = get(data, found.resolve(found.template.anchor_if))
+    return (bool(value) and isinstance(value, list | dict | str)) or _stateful(found.pod)
+
+
+def _table_role(found: Found) -> str:
+    """What the table says of a template whose role nothing declares."""
+    template = found.template
     if template.role == SET:
-        return found.set_role, False
+        return found.set_role
     if template.named and found.name is not None and coordinator_name(found.name):
-        return COORDINATOR, False
+        return COORDINATOR
     if template.by_image and _stateful(found.pod):
-        return COORDINATOR, False
-    return template.role, False
+        return COORDINATOR
+    return template.role
 
 
 def workloads_of(doc: Document, profile: Profile, roles: Roles = (),
@@ -203,7 +231,7 @@ def workloads_of(doc: Document, profile: Profile, roles: Roles = (),
         placement = placement_of(found.pod, profile, found.pod_path)
         if found.template.partial and not placement.only_preemptible:
             continue
-        role, declared = role_of(doc.data, found, roles)
+        role, declared, inferred = role_of(doc.data, found, roles)
         out.append(Workload(
             doc=doc,
             kind=found.kind,
@@ -221,6 +249,7 @@ def workloads_of(doc: Document, profile: Profile, roles: Roles = (),
             container_keys=found.template.containers,
             generic=found.generic,
             declared=declared,
+            inferred=inferred,
             recovers=found.template.recovers,
             fault_tolerant=_fault_tolerant(doc.data, found),
             kind_title=found.title,

@@ -30,6 +30,12 @@ Keys::
 
 render reads the same file as lint: its profile, Kubernetes version and templates stand where
 the flags and the spec's ``cluster:`` say nothing (flags > spec > config > defaults).
+
+A config is part of a repository, written by whoever can commit to it: the paths it names
+(``policies:``, ``templates:``, ``baseline:``) must lie inside that repository (the git
+work tree that holds the config, else the config's own directory), links resolved, or the
+config is refused; what lies elsewhere is named on the command line (``--policies``,
+``--templates``, ``--baseline``), by whoever runs pmanifest.
 """
 
 from __future__ import annotations
@@ -228,6 +234,7 @@ def _parse(data: dict[str, Any], source: str, positions: Any, base: FsPath) -> C
             raise fail(f"unknown profile {profile!r}{did_you_mean(profile, known)}; known "
                        f"profiles: {', '.join(known)}", "profile")
     fail_on = data.get("failOn")
+    _inside_repository(data, base, fail)
     policies = _load_policies(data.get("policies", []), base, fail)
     names = {name: p.meta.id for p in policies for name in (p.meta.id, p.meta.slug)}
     rules = _parse_rules(data.get("rules", {}), fail, names)
@@ -252,6 +259,51 @@ def _custom_profiles(raw: Any, source: str, fail: Any) -> dict[str, Profile]:
     from pmanifest.kube.profile import custom_profiles
 
     return custom_profiles(raw, os.path.basename(source), fail)
+
+
+def repository_root(directory: FsPath) -> FsPath:
+    """The root of the git work tree ``directory`` is in (a ``.git`` directory or file),
+    else ``directory`` itself; real paths."""
+    real = FsPath(os.path.realpath(directory))
+    for candidate in (real, *real.parents):
+        if os.path.lexists(candidate / ".git"):
+            return candidate
+    return real
+
+
+def _inside_repository(data: dict[str, Any], base: FsPath, fail: Any) -> None:
+    """ConfigError for a path of the config that leads out of its repository: itself, or
+    (a directory) one of its entries, through a link."""
+    named: list[tuple[Any, tuple[str | int, ...]]] = [
+        (value, ("policies", i)) for i, value in enumerate(data.get("policies", []))]
+    named += [(data[key], (key,)) for key in ("templates", "baseline") if key in data]
+    if not named:
+        return
+    root = repository_root(base)
+    for value, key_path in named:
+        outside = _outside(base / value, root)
+        if outside is not None:
+            flag = f"--{key_path[0]}"  # (the option of the same name)
+            through = "" if outside == base / value else f" (through {outside})"
+            raise fail(f"{key_path[0]}: {value!r} is outside the repository ({root}){through}"
+                       ": a config names only files of its own repository; give it on the "
+                       f"command line ({flag}) instead", *key_path)
+
+
+def _outside(path: FsPath, root: FsPath) -> FsPath | None:
+    """``path``, or the entry of the directory ``path`` whose real path is outside ``root``."""
+    for candidate in (path, *_entries(path)):
+        real = FsPath(os.path.realpath(candidate))
+        if real != root and root not in real.parents:
+            return candidate
+    return None
+
+
+def _entries(path: FsPath) -> list[FsPath]:
+    try:
+        return [path / name for name in sorted(os.listdir(path))] if path.is_dir() else []
+    except OSError:
+        return []
 
 
 def resolve_profile(name: str, config: Config) -> Profile:

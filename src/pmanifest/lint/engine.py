@@ -6,17 +6,21 @@ rules see the object, workload rules each of its pod templates (with its role an
 Rules name paths, never positions: positions of a document's findings are looked up in one
 batch after its rules ran, so a document with many findings is parsed again once, not once per
 finding. Suppressions (annotations, inline comments) are applied here so no rule knows them;
-one that suppresses nothing is reported (PM005). Patch fragments are not linted (PM007).
+one that suppresses nothing is reported (PM005). Patch fragments are not linted (PM007), nor
+YAML that is no object (no apiVersion and kind: another tool's, whatever tags it uses; counted).
+Nor are unrendered templates and test assertions (:mod:`.passover`): counted, said once.
 """
 
 from __future__ import annotations
 
 import sys
+from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, NamedTuple
 
+from pmanifest.catalogue import lowered
 from pmanifest.kube.document import Document, Finding, ObjectRef
 from pmanifest.kube.profile import DEFAULT_PROFILE, Profile, get_profile
 from pmanifest.kube.provider import document_profile
@@ -30,6 +34,7 @@ from pmanifest.kube.workloads import (
     workloads_of,
 )
 from pmanifest.lint.fragments import fragment
+from pmanifest.lint.passover import ASSERTION, PLACEHOLDER, TEMPLATE_FILE
 from pmanifest.lint.suppress import (
     SUPPRESSION_MARK,
     Metas,
@@ -39,10 +44,12 @@ from pmanifest.lint.suppress import (
     suppressing_line,
     unused_comments,
 )
-from pmanifest.loader.documents import Broken, YamlProblem, decode, load_documents
+from pmanifest.lint.testharness import is_pattern
+from pmanifest.loader.documents import Broken, Loaded, YamlProblem, decode, load_documents
 from pmanifest.loader.positions import Pos, dotted
 from pmanifest.rules import Context, Hit, ObjectContext, Rule, registry
 from pmanifest.schema.kubernetes import DEFAULT_KUBERNETES_VERSION
+from pmanifest.schema.placeholders import holds_placeholders as holds
 
 if TYPE_CHECKING:
     from pmanifest.cluster.demand import Demand
@@ -54,7 +61,6 @@ FRAGMENT_RULE = "PM007"  # a patch fragment, not linted
 # a file that does not parse is never silently passed, nor a patch fragment silently skipped
 # (also with --select)
 ALWAYS = ("PM001", FRAGMENT_RULE)
-ONCE_PER_RUN = ("PM004",)  # reported at the first object of a kind, with a count of the rest
 
 
 class LintOptions(NamedTuple):
@@ -69,6 +75,7 @@ class LintOptions(NamedTuple):
     cluster: ClusterRequest | None = None  # --cluster: whole-input capacity rules run
     inline_suppressions: bool = True  # honour ignore comments and annotations (config)
     resolved: Profile | None = None  # the profile itself (a config's custom profile)
+    selector_labels: tuple[tuple[str, str], ...] = ()  # (per file: see lint_file)
     others: tuple[Profile, ...] = ()  # inferred for a mixed input: the other providers'
 
     @property
@@ -93,6 +100,8 @@ class FileResult(NamedTuple):
     demands: tuple[Demand, ...] = ()  # GPU demand of its workloads (with --cluster)
     skipped: int = 0  # objects of kinds pmanifest cannot read (PM004), reported or not
     fragments: int = 0  # patch fragments seen and not linted (PM007)
+    foreign: int = 0  # YAML documents that are no Kubernetes object (no apiVersion and kind)
+    passed: tuple[tuple[str, int], ...] = ()  # what was passed over, how many (lint.passover)
 
 
 def lint_bytes(raw: bytes, file: str, options: LintOptions) -> list[Finding]:
@@ -120,34 +129,58 @@ class _Collected:
     demands: list[Demand] = field(default_factory=list)
     skipped: int = 0  # objects of kinds pmanifest cannot read
     fragments: int = 0
+    foreign: int = 0  # documents without apiVersion and kind: another tool's YAML
+    passed: Counter[str] = field(default_factory=Counter)  # test assertions, placeholders
     used: set[tuple[int, str]] = field(default_factory=set)  # (comment line, rule) it hid
     broken: bool = False  # a document did not parse (its comments suppressed nothing)
 
 
-def lint_file(raw: bytes, file: str, options: LintOptions,
-              patch_of: str | None = None) -> FileResult:
-    """Findings and counts for one file; ``patch_of``: the kustomization that names the file
-    as a patch (then every object in it is a fragment, see :mod:`pmanifest.lint.fragments`)."""
+def lint_file(raw: bytes, file: str, options: LintOptions, patch_of: str | None = None,
+              selector_labels: tuple[tuple[str, str], ...] | None = None,
+              assertion: bool = False) -> FileResult:
+    """Findings and counts for one file; ``patch_of``: the kustomization naming it a patch (see
+    :mod:`.fragments`); ``selector_labels``: a kustomize resource's; ``assertion``: patterns."""
     try:
         text = decode(raw)
     except YamlProblem as problem:
         return FileResult(_syntax_findings(file, problem, options), 0)
     lines = tuple(text.split("\n"))
+    options = options._replace(selector_labels=selector_labels) if selector_labels else options
     rules = [r for r in registry().values() if r.check is not None
              and r.applies in ("workload", "object") and options.enabled(r.meta.id)]
     out = _Collected()
-    for item in load_documents(text):
-        if isinstance(item, Broken):
-            out.broken = True
-            out.findings.extend(_syntax_findings(file, item.problem, options))
-            continue
-        _lint_document(Document(file, item.number, item.data, item.positions, lines), rules,
-                       options, out, patch_of, item.dollar)
+    patterns, dollar = "(" in text, "$" in text  # (a JMESPath key, a placeholder needs one)
+    for item in load_documents(text, foreign_tags=True, kustomize=selector_labels is not None):
+        if isinstance(item, Broken) and item.problem.templated:  # lint the rendered output
+            return FileResult([], 0, passed=TEMPLATE_FILE)
+        _lint_item(item, file, lines, rules, options, out, patch_of, assertion, patterns)
+        out.passed[PLACEHOLDER] |= dollar and isinstance(item, Loaded) and holds(item.data)
     if SUPPRESSION_MARK in text and options.enabled(SUPPRESSION_RULE):
         out.findings.extend(_comment_findings(file, lines, options, _checked(rules, out),
                                               out.used, out.findings))
-    return FileResult(sorted(out.findings, key=Finding.sort_key), out.objects,
-                      tuple(out.labels), tuple(out.demands), out.skipped, out.fragments)
+    return FileResult(sorted(out.findings, key=Finding.sort_key), out.objects, tuple(out.labels),
+                      tuple(out.demands), out.skipped, out.fragments, out.foreign,
+                      tuple(out.passed.items()))
+
+
+def _lint_item(item: Loaded | Broken, file: str, lines: tuple[str, ...], rules: list[Rule],
+               options: LintOptions, out: _Collected, patch_of: str | None,
+               assertion: bool, patterns: bool) -> None:
+    """Lint a document, unless it is another tool's YAML or a test's pattern (counted)."""
+    if isinstance(item, Broken):
+        out.broken = True
+        out.findings.extend(_syntax_findings(file, item.problem, options))
+        return
+    doc = Document(file, item.number, item.data, item.positions, lines)
+    if not doc.is_kubernetes:  # CloudFormation, CI, configuration, whatever its tags:
+        out.foreign += 1  # not linted (counted, and the run says so)
+    elif item.tag_problem is not None:  # a Kubernetes object: kubectl refuses the tag
+        out.broken = True
+        out.findings.extend(_syntax_findings(file, item.tag_problem, options))
+    elif assertion or (patterns and is_pattern(doc.data)):
+        out.passed[ASSERTION] += 1
+    else:
+        _lint_document(doc, rules, options, out, patch_of, item.dollar)
 
 
 def _lint_document(doc: Document, rules: list[Rule], options: LintOptions,
@@ -207,7 +240,7 @@ def _checked(rules: list[Rule], out: _Collected) -> frozenset[str]:
     """The rules whose every finding in the file was looked for, so that a comment naming one
     of them that suppressed nothing is on the wrong line: none when a document did not parse
     or held a patch fragment (neither is linted)."""
-    if out.broken or out.fragments:
+    if out.broken or out.fragments or out.passed[ASSERTION]:
         return frozenset()
     return frozenset({*(r.meta.id for r in rules), SUPPRESSION_RULE})
 
@@ -233,11 +266,8 @@ def _syntax_findings(file: str, problem: YamlProblem, options: LintOptions) -> l
     rule = registry()["PM001"]
     if not options.enabled("PM001"):
         return []
-    message = problem.message
-    if problem.templated:
-        message += " (an unrendered Helm template? lint `helm template` output)"
     return [Finding(rule.meta.id, rule.meta.slug, options.severity_of(rule), file, problem.line,
-                    problem.column, ObjectRef(None, None, None), "", message)]
+                    problem.column, ObjectRef(None, None, None), "", problem.message)]
 
 
 def _objects(doc: Document) -> Iterator[Document]:
@@ -266,7 +296,7 @@ def _hits(doc: Document, workloads: tuple[Workload, ...], metas: Metas, rules: l
     version = options.kubernetes_version
     # a pod that selects one of the profile's compute classes is governed by theirs
     contexts = [Context(w, profile.for_pod(w.pod), version) for w in workloads]
-    whole = ObjectContext(doc, workloads, profile, version)
+    whole = ObjectContext(doc, workloads, profile, version, options.selector_labels)
     hits: list[tuple[Rule, Hit]] = []
     for rule in rules:
         assert rule.check is not None
@@ -349,7 +379,8 @@ def _finding(doc: Document, rule: Rule, hit: Hit, pos: Pos, options: LintOptions
     return Finding(
         rule=rule.meta.id,
         slug=rule.meta.slug,
-        severity=options.severity_of(rule),
+        severity=lowered(options.severity_of(rule)) if hit.lower else
+        options.severity_of(rule),
         file=doc.file,
         line=pos.line,
         column=pos.column,
@@ -367,31 +398,3 @@ def _object_ref(doc: Document) -> ObjectRef:
     return ObjectRef(None if kind is None else sys.intern(str(kind)), doc.name,
                      None if namespace is None else sys.intern(str(namespace)),
                      None if version is None else sys.intern(str(version)))
-
-
-def once_per_run(findings: list[Finding]) -> list[Finding]:
-    """Findings of ONCE_PER_RUN rules kept once per rule and message (their messages name the
-    kind and apiVersion, never the object): the first, with how many objects and files it
-    stands for. The order of the others is kept."""
-    groups: dict[tuple[str, str], list[Finding]] = {}
-    out: list[Finding | tuple[str, str]] = []
-    for finding in findings:
-        if finding.rule not in ONCE_PER_RUN:
-            out.append(finding)
-            continue
-        key = (finding.rule, finding.message)
-        if key not in groups:
-            groups[key] = []
-            out.append(key)
-        groups[key].append(finding)
-    return [item if isinstance(item, Finding) else _counted(groups[item]) for item in out]
-
-
-def _counted(same: list[Finding]) -> Finding:
-    first = same[0]
-    if len(same) == 1:
-        return first
-    files = len({f.file for f in same})
-    where = f"{files} files" if files > 1 else "this file"
-    return first._replace(message=f"{first.message} ({len(same)} objects of this kind in "
-                                  f"{where}; reported once per run)")

@@ -51,6 +51,10 @@ def fragment(doc: Document, patch_of: str | None,
              dollar: bool = True) -> tuple[Path, str] | None:
     """(where, why) when ``doc`` is a patch fragment rather than an object, else None.
     ``dollar`` False: the loader saw no ``$`` in the document's text (so no directive)."""
+    if patch_of is not None and os.path.basename(patch_of).startswith("chainsaw-test."):
+        return (), (f"{doc.kind} {doc.name!r} is a change {patch_of} makes to an object "
+                    "that exists (a patch operation, or an object an assertion found and the "
+                    "test did not make): a fragment of an object, not linted on its own")
     if patch_of is not None:
         built = f"`kubectl kustomize {os.path.dirname(patch_of) or '.'} | pmanifest lint -`"
         return (), (f"{doc.kind} {doc.name!r} is a patch named by {patch_of}: a fragment of an "

@@ -22,16 +22,36 @@ def _what(named: list[str]) -> str:
 
 
 def empty_run(named: list[str], files: int, fragments: int, excluded: int,
-              by: str = "the config's exclude:") -> str:
+              by: str = "the config's exclude:", left: str = "", templates: int = 0) -> str:
     """The one-line error of a run that found no Kubernetes object (``named``: the paths given,
-    stdin by its file name; ``by``: what excluded the ``excluded`` ones)."""
-    if files:
+    stdin by its file name; ``by``: what excluded the ``excluded`` ones; ``left``: the YAML
+    files its directory walks left out, by reason; ``templates``: files read that are
+    unrendered templates)."""
+    if files and templates == files:
+        what = "an unrendered template" if files == 1 else "all unrendered templates"
+        found = f"{_plural(files, 'file')} read, {what}: lint the rendered output"
+    elif files:
         found = f"{_plural(files, 'file')} read, no object with apiVersion and kind in it"
+        if templates:
+            found += f" ({templates} of them unrendered templates)"
         if fragments:
             found += f" but {_plural(fragments, 'patch fragment')} (PM007)"
+        if left:
+            found += f"; YAML files not walked: {left}"
     elif excluded:
         found = f"{_plural(excluded, 'named path')} excluded by {by}"
+    elif left:
+        found = f"no *.yaml or *.yml file walked: {left}; name them to lint them"
     else:
         found = "no *.yaml or *.yml file in it"
     return (f"no Kubernetes object found in {_what(named)} ({found}): nothing was checked; "
             "name the manifests to lint, or pass --allow-empty where none is expected")
+
+
+def foreign_note(documents: int, files: int) -> str:
+    """The line after the summary that counts the YAML documents skipped as no Kubernetes
+    object (no apiVersion and kind: CloudFormation, CI or tool configuration)."""
+    where = "1 file" if files == 1 else f"{files} files"
+    return (f"pmanifest: {_plural(documents, 'YAML document')} in {where} skipped: not "
+            "Kubernetes objects (no apiVersion and kind)")
+

@@ -23,6 +23,7 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from pmanifest.io.limits import MAX_KUSTOMIZATIONS_FOLLOWED
 from pmanifest.lint.sources import FileRef, Problem, Source
 from pmanifest.loader.documents import Loaded, YamlProblem, decode, load_documents
 
@@ -30,17 +31,35 @@ KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization
 PATCH_KEYS = ("patches", "patchesStrategicMerge", "patchesJson6902")
 
 
+def is_kustomization(path: str) -> bool:
+    """Is ``path`` named as kustomize names a kustomization (read as one, not as manifests)?"""
+    return os.path.basename(path) in KUSTOMIZATION_NAMES
+
+
 def mark_patches(items: list[FileRef | Source | Problem]) -> list[FileRef | Source | Problem]:
-    """The inputs, with ``patch_of`` set on every file a kustomization names as a patch."""
+    """The inputs, with ``patch_of`` set on every file a kustomization names as a patch and
+    ``selector_labels`` on every file a kustomization names as a resource (the labels it adds
+    to the selectors of the file's objects, if any)."""
     files = [item for item in items if isinstance(item, FileRef)]
     if not files:
         return items
-    patches = patch_files(_kustomizations(f.path for f in files))
-    if not patches:
+    kustomizations = _kustomizations(f.path for f in files)
+    patches = patch_files(kustomizations)
+    labels = selector_labels(kustomizations)
+    if not patches and not labels:
         return items
-    return [item._replace(patch_of=patches[key])
-            if isinstance(item, FileRef) and (key := _real(item.path)) in patches else item
+    return [_marked(item, patches, labels) if isinstance(item, FileRef) else item
             for item in items]
+
+
+def _marked(item: FileRef, patches: dict[str, str],
+            labels: dict[str, dict[str, str]]) -> FileRef:
+    key = _real(item.path)
+    if key in patches:
+        item = item._replace(patch_of=patches[key])
+    if key in labels:
+        item = item._replace(selector_labels=tuple(sorted(labels[key].items())))
+    return item
 
 
 def patch_files(kustomizations: Iterable[str]) -> dict[str, str]:
@@ -56,6 +75,65 @@ def patch_files(kustomizations: Iterable[str]) -> dict[str, str]:
     return found
 
 
+def selector_labels(kustomizations: Iterable[str]) -> dict[str, dict[str, str]]:
+    """Real path of every file a kustomization names as a resource -> the labels kustomize
+    puts in its selectors (none, often): ``commonLabels``, and ``labels`` entries with
+    ``includeSelectors: true``, of the kustomization naming the file and of every one
+    including that one's directory (an overlay's labels reach its bases' resources)."""
+    found: dict[str, dict[str, str]] = {}
+    seen: set[tuple[str, tuple[tuple[str, str], ...]]] = set()
+    stack: list[tuple[str, dict[str, str]]] = [(_real(k), {}) for k in kustomizations]
+    while stack and len(seen) < MAX_KUSTOMIZATIONS_FOLLOWED:
+        kustomization, inherited = stack.pop()
+        key = (kustomization, tuple(sorted(inherited.items())))
+        text = _text(kustomization) if key not in seen else None
+        seen.add(key)
+        data = _parse(text) if text is not None else None
+        if not isinstance(data, dict):
+            continue
+        labels = {**inherited, **_labels_for_selectors(data)}
+        base = os.path.dirname(kustomization)
+        for entry in _resource_entries(data):
+            target = _real(os.path.join(base, entry))
+            inner = next((os.path.join(target, name) for name in KUSTOMIZATION_NAMES
+                          if os.path.isfile(os.path.join(target, name))), None)
+            if inner is not None:
+                stack.append((inner, labels))
+            elif os.path.isfile(target):
+                found.setdefault(target, {}).update(labels)
+    return found
+
+
+def _labels_for_selectors(data: dict[str, Any]) -> dict[str, str]:
+    """The labels a kustomization adds to selectors (and so to pod templates)."""
+    out: dict[str, str] = {}
+    common = data.get("commonLabels")
+    if isinstance(common, dict):
+        out.update((str(k), _text_of(v)) for k, v in common.items())
+    entries = data.get("labels")
+    for entry in entries if isinstance(entries, list) else []:
+        if isinstance(entry, dict) and entry.get("includeSelectors") is True \
+                and isinstance(entry.get("pairs"), dict):
+            out.update((str(k), _text_of(v)) for k, v in entry["pairs"].items())
+    return out
+
+
+def _text_of(value: Any) -> str:
+    """A label value as kustomize writes it (it reads YAML 1.2: ``true``, not ``yes``)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return "" if value is None else str(value)
+
+
+def _resource_entries(data: dict[str, Any]) -> Iterator[str]:
+    """Local paths among a kustomization's ``resources`` (and the older ``bases``)."""
+    for key in ("resources", "bases"):
+        entries = data.get(key)
+        for entry in entries if isinstance(entries, list) else []:
+            if isinstance(entry, str) and entry and "://" not in entry and "\n" not in entry:
+                yield entry
+
+
 def _kustomizations(paths: Iterable[str]) -> list[str]:
     """Kustomization files among ``paths`` and in their directories and above (see the module
     docstring), each once, in a fixed order."""
@@ -69,7 +147,7 @@ def _kustomizations(paths: Iterable[str]) -> list[str]:
         start = _real_directory(path, real_dirs)
         if start in seen_dirs:
             continue  # a file beside one looked at already (no upward search, no stat)
-        for directory in _search_dirs(start, cwd):
+        for directory in search_dirs(start, cwd):
             if directory in seen_dirs:
                 break  # this directory and everything above it were looked at already
             seen_dirs.add(directory)
@@ -98,7 +176,7 @@ def _shown(path: str, cwd: str) -> str:
     return path if relative.startswith(os.pardir) else relative
 
 
-def _search_dirs(directory: str, cwd: str) -> list[str]:
+def search_dirs(directory: str, cwd: str) -> list[str]:
     """``directory`` and its parents up to the current directory or a repository root; only
     ``directory`` itself when neither is above it."""
     found = []
@@ -136,7 +214,8 @@ def _parse(text: str) -> Any:
     return None
 
 
-_SECTION = re.compile(r"^([A-Za-z]\w*)\s*:")
+# a section starts at a key in the first column, commented out too (kubebuilder's `#patches:`)
+_SECTION = re.compile(r"^#*([A-Za-z]\w*)\s*:")
 _COMMENTED_ENTRY = re.compile(r"^#+\s*-\s*(?:path\s*:\s*)?([\w./-]+\.ya?ml)\s*$")
 
 

@@ -1,11 +1,19 @@
 """Lint many files in parallel processes, with output identical to a sequential run.
 
 Inputs are cut into batches in their fixed order; each worker reads and lints its batch and
-``imap`` returns the batches in order, so findings come out in exactly the order (and bytes) of
-``--jobs 1``. Small inputs are linted in-process: starting workers costs more than it saves.
+the results are taken in that order, so findings come out in exactly the order (and bytes)
+of ``--jobs 1``. Small inputs are linted in-process: starting workers costs more than it saves.
 Workers are at most one per ``MIN_FILES_PER_WORKER`` inputs and ``JOBS_PER_CPU`` per CPU,
-whatever ``--jobs`` asks. Workers ignore SIGINT: on Ctrl-C the parent alone stops, ends them
-and exits (130), without a traceback from each.
+whatever ``--jobs`` asks.
+
+The parent always ends, and always ends its workers, without a traceback from any of them:
+
+- Ctrl-C: workers ignore SIGINT; the parent alone stops, ends them and exits 130.
+- SIGTERM to the parent (or to the whole group): workers die of it quietly (its default
+  action); the parent raises ``Terminated``, ends them and exits 143.
+- A worker that dies (the out-of-memory killer's SIGKILL, a crash): ``concurrent.futures``
+  sees its process end at once (a ``multiprocessing.Pool`` would wait for its result for
+  ever); the parent ends the others and exits 2 with one line.
 """
 
 from __future__ import annotations
@@ -15,8 +23,10 @@ import functools
 import os
 import signal
 from collections.abc import Iterable, Iterator
+from types import FrameType
 from typing import Any, NamedTuple
 
+from pmanifest.errors import PmanifestError, Terminated
 from pmanifest.io.reading import Identity
 from pmanifest.lint.engine import FileResult, LintOptions, lint_file
 from pmanifest.lint.sources import FileRef, Problem, Source
@@ -57,7 +67,9 @@ def _lint_one(item: FileRef | Source | Problem, options: LintOptions) -> Linted 
     if isinstance(source, Problem):
         return source
     patch_of = item.patch_of if isinstance(item, FileRef) else None
-    result = lint_file(source.raw, source.name, options, patch_of)
+    labels = item.selector_labels if isinstance(item, FileRef) else None
+    assertion = isinstance(item, FileRef) and item.assertion is not None
+    result = lint_file(source.raw, source.name, options, patch_of, labels, assertion)
     return Linted(source.name, result, source.identity)
 
 
@@ -79,30 +91,68 @@ def lint_inputs(items: Iterable[FileRef | Source | Problem], options: LintOption
             yield _lint_one(item, options)
         return
     batches = [pending[i:i + BATCH] for i in range(0, len(pending), BATCH)]
-    with _pool(workers) as pool:
-        for results in pool.imap(functools.partial(_lint_batch, options=options), batches):
+    with _pool(workers) as submit:
+        for results in submit(functools.partial(_lint_batch, options=options), batches):
             yield from results
+
+
+WORKER_DIED = ("a lint worker process ended abruptly (killed: the out-of-memory killer sends "
+               "SIGKILL); nothing was reported; run again with fewer --jobs")
+
+
+def _terminated(signum: int, frame: FrameType | None) -> None:
+    raise Terminated
 
 
 @contextlib.contextmanager
 def _pool(workers: int) -> Iterator[Any]:
-    """A pool of forked workers (they inherit the loaded rules, policies and compiled schemas)
-    that ignore SIGINT from their first instruction: the disposition is set before the fork."""
+    """Forked workers (they inherit the loaded rules, policies and compiled schemas), all
+    started at the first submit, with SIGINT ignored and SIGTERM at its default from their
+    first instruction (the dispositions are set around the fork); then SIGTERM raises
+    ``Terminated`` in the parent. Yields ``submit(function, items)``: the results in order."""
     import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
 
-    context = multiprocessing.get_context("fork")
+    executor = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
+    previous: dict[int, Any] = {}
+
+    def submit(function: Any, items: list[Any]) -> Iterator[Any]:
+        with _dispositions({signal.SIGINT: signal.SIG_IGN, signal.SIGTERM: signal.SIG_DFL},
+                           previous):
+            futures = [executor.submit(function, item) for item in items]  # forks here
+        with contextlib.suppress(ValueError):  # (not the main thread: not ours to arrange)
+            previous.setdefault(signal.SIGTERM, signal.signal(signal.SIGTERM, _terminated))
+        try:
+            for future in futures:
+                yield future.result()
+        except BrokenProcessPool:
+            raise PmanifestError(WORKER_DIED) from None
+
     try:
-        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    except ValueError:  # not the main thread: signals are not ours to arrange
-        previous = None
-    try:
-        pool = context.Pool(workers)
+        yield submit
+    except BaseException:  # an error, a signal, a dead worker, the consumer gone: end them all
+        for child in multiprocessing.active_children():
+            child.terminate()
+        raise
     finally:
-        if previous is not None:
-            signal.signal(signal.SIGINT, previous)
+        executor.shutdown(wait=True, cancel_futures=True)  # (a finished run: they just exit)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+@contextlib.contextmanager
+def _dispositions(wanted: dict[int, Any], previous: dict[int, Any]) -> Iterator[None]:
+    """Signal dispositions set for a while (what they were kept in ``previous`` too)."""
+    before: dict[int, Any] = {}
     try:
-        yield pool
-        pool.close()
+        for signum, handler in wanted.items():
+            before[signum] = signal.signal(signum, handler)
+            previous.setdefault(signum, before[signum])
+    except ValueError:  # not the main thread
+        pass
+    try:
+        yield
     finally:
-        pool.terminate()  # after close: ends idle workers; on Ctrl-C or an error: ends them all
-        pool.join()
+        for signum, handler in before.items():
+            signal.signal(signum, handler)

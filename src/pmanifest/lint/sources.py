@@ -65,6 +65,9 @@ class FileRef(NamedTuple):
     path: str
     named: bool = False  # named on the command line (not found by walking a directory)
     patch_of: str | None = None  # the kustomization that names this file as a patch
+    # a kustomization names this file as a resource, adding these labels to its selectors
+    selector_labels: tuple[tuple[str, str], ...] | None = None
+    assertion: str | None = None  # the test harness file that reads it as an assertion
 
     def read(self) -> Source | Problem:
         found = _read(self.path)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any
 
 import yaml
 from yaml.constructor import SafeConstructor
@@ -29,10 +29,20 @@ from pmanifest.loader.events import (
     TAG,
     SurrogateLoader,
     as_key,
+    is_merge_key,
     needs_python_parser,
+    plain_scalar,
     resolve_plain,
 )
-from pmanifest.loader.parts import Discard, Wanted, YamlProblem, too_deep
+from pmanifest.loader.parts import (
+    NO_KEY,
+    Anchor,
+    Discard,
+    Frame,
+    Wanted,
+    YamlProblem,
+    too_deep,
+)
 from pmanifest.loader.positions import Path, Pos, Positions
 
 # Above this many characters a document's positions are looked up path by path (a second
@@ -40,25 +50,7 @@ from pmanifest.loader.positions import Path, Pos, Positions
 LOCATE_ABOVE = 256 * 1024
 
 
-class _Frame:
-    """A mapping or sequence being built."""
-
-    __slots__ = ("anchor", "depth", "height", "key", "merges", "path", "pending_key", "size",
-                 "value")
-
-    def __init__(self, value: dict[Any, Any] | list[Any], path: Path, anchor: str | None) -> None:
-        self.value = value
-        self.path = path
-        self.anchor = anchor
-        self.pending_key: Any = _NO_KEY  # mappings: the key waiting for its value
-        self.key: Any = None
-        self.merges: list[dict[Any, Any]] | None = None  # what `<<` merges in, if any
-        self.size = 1  # nodes in this subtree, alias expansions included
-        self.depth = len(path) + 1  # path length (cells) of each child
-        self.height = 1  # container levels in this subtree, aliased values included
-
-
-_NO_KEY = object()
+_NO_KEY = NO_KEY
 _MERGE = object()
 _MAP, _SEQ, _INT = TAG + "map", TAG + "seq", TAG + "int"
 _NONSPECIFIC = (None, "!")  # tags that leave a scalar's tag to resolution
@@ -66,16 +58,6 @@ _NONSPECIFIC = (None, "!")  # tags that leave a scalar's tag to resolution
 
 def _skip(event: Any) -> None:
     """Stream and document events: nothing to build."""
-
-
-class _Anchor(NamedTuple):
-    """What an alias of the anchor attaches: the value, its size and height, and for a
-    scalar the text it has as a mapping key (``1.5``, ``null``, ``yes`` are keys as written)."""
-
-    value: Any
-    size: int
-    height: int
-    key: Any
 
 
 class DocumentBuilder:
@@ -89,8 +71,10 @@ class DocumentBuilder:
     """
 
     def __init__(
-        self, line_offset: int, record: bool = True, wanted: frozenset[Path] | None = None
+        self, line_offset: int, record: bool = True, wanted: frozenset[Path] | None = None,
+        resolve: Callable[[str, Any], str] = resolve_plain,
     ) -> None:
+        self.resolve = resolve  # the implicit tag of a plain scalar (kubectl's, kustomize's)
         self.offset = line_offset
         self.record = record  # False: data only (positions are built again on demand)
         self.wanted = wanted
@@ -108,12 +92,13 @@ class DocumentBuilder:
         self.keys: dict[Path, tuple[int, int]] = table()
         self.values: dict[Path, tuple[int, int]] = table()
         self.scalars: dict[Path, tuple[int, int, str | None]] = table()
-        self.anchors: dict[str, _Anchor] = {}
+        self.anchors: dict[str, Anchor] = {}
         self.expanded = 0
         self.constructor = SafeConstructor()
-        self.stack: list[_Frame] = []
+        self.stack: list[Frame] = []
         self.root: Any = _NO_KEY
         self.cells = 0  # sum of the path lengths recorded so far
+        self.tag_problem: YamlProblem | None = None  # the first unsupported tag
         self.max_cells = limits.MIN_MAX_CELLS
 
     def pos(self, mark: Any) -> Pos:
@@ -158,7 +143,7 @@ class DocumentBuilder:
         handled inline."""
         stack = self.stack
         handler = self.handlers().get
-        resolve = resolve_plain
+        resolve = self.resolve
         event: Any = None
         try:
             for event in iter(parser.get_event, None):
@@ -171,7 +156,7 @@ class DocumentBuilder:
                 if tag in _NONSPECIFIC:
                     tag = resolve(event.value, event.implicit)
                 if frame is None or tag != STR or event.anchor or type(frame.value) is not dict \
-                        or frame.pending_key is _MERGE:
+                        or frame.pending_key is _MERGE or event.value == "<<":  # (a merge?)
                     self.scalar(event)
                 elif frame.pending_key is _NO_KEY:  # a string key
                     key = event.value
@@ -203,7 +188,7 @@ class DocumentBuilder:
                 if stack and not event.anchor and type(stack[-1].value) is dict:
                     tag = event.tag
                     if tag in _NONSPECIFIC:
-                        tag = resolve_plain(event.value, event.implicit)
+                        tag = self.resolve(event.value, event.implicit)
                     if tag == STR and string(stack[-1], event):
                         continue
                 self.scalar(event)
@@ -211,13 +196,15 @@ class DocumentBuilder:
             self.last = event
             raise
 
-    def string(self, frame: _Frame, event: Any) -> bool:
+    def string(self, frame: Frame, event: Any) -> bool:
         """A string key or value of the mapping being built, and its position (False: a merge)."""
         mark = event.start_mark
         where = (mark.line + self.offset + 1, mark.column + 1)
         pending = frame.pending_key
         if pending is _NO_KEY:  # a plain string key
             key = event.value
+            if key == "<<" and is_merge_key(event):
+                return False
             if key in frame.value:
                 raise YamlProblem(f"duplicate key {key!r}", *where)
             frame.pending_key = key
@@ -284,7 +271,7 @@ class DocumentBuilder:
         if height >= frame.height:
             frame.height = height + 1
 
-    def set_key(self, frame: _Frame, key: Any, mark: Any) -> None:
+    def set_key(self, frame: Frame, key: Any, mark: Any) -> None:
         if not isinstance(frame.value, dict):  # pragma: no cover - lists have no keys
             return
         if key in frame.value:
@@ -293,7 +280,7 @@ class DocumentBuilder:
         if self.record:
             self.keys[(*frame.path, key)] = self.raw_pos(mark)
 
-    def merge(self, frame: _Frame, value: Any, mark: Any) -> None:
+    def merge(self, frame: Frame, value: Any, mark: Any) -> None:
         sources = value if isinstance(value, list) else [value]
         if not all(isinstance(source, dict) for source in sources):
             raise YamlProblem("a merge key (<<) needs a mapping or a list of mappings",
@@ -307,16 +294,16 @@ class DocumentBuilder:
         path, is_value = self.child_path(event.start_mark)
         tag = event.tag
         if tag is None or tag == "!":
-            tag = resolve_plain(event.value, event.implicit)
+            tag = self.resolve(event.value, event.implicit)
         if not is_value:
             frame = self.stack[-1]
-            if tag == TAG + "merge":
+            if is_merge_key(event):
                 frame.pending_key = _MERGE
                 return
             value = self.convert(tag, event)
             key = as_key(value, event.value)
             if event.anchor:
-                self.anchors[event.anchor] = _Anchor(value, 1, 0, key)
+                self.anchors[event.anchor] = Anchor(value, 1, 0, key)
             self.set_key(frame, key, event.start_mark)
             return
         if self.record:
@@ -326,7 +313,7 @@ class DocumentBuilder:
                 self.scalars[path] = (where[0], where[1], event.style or None)
         value = self.convert(tag, event)
         if event.anchor:
-            self.anchors[event.anchor] = _Anchor(value, 1, 0, as_key(value, event.value))
+            self.anchors[event.anchor] = Anchor(value, 1, 0, as_key(value, event.value))
         self.attach(value, 1, event.start_mark)
 
     def convert(self, tag: str, event: Any) -> Any:
@@ -336,6 +323,8 @@ class DocumentBuilder:
             node = ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
             construct = self.constructor.construct_object
             try:
+                if event.tag in _NONSPECIFIC:  # resolved as kubectl resolves it, value too
+                    return plain_scalar(tag, event.value)
                 if tag == _INT:  # bounded before it is converted, in any base
                     return bounded_integer(node.value, lambda _: construct(node, deep=False))
                 return construct(node, deep=False)
@@ -343,7 +332,16 @@ class DocumentBuilder:
                 raise YamlProblem(str(exc), *self.pos(event.start_mark)) from None
             except (yaml.YAMLError, ValueError, OverflowError):
                 raise YamlProblem(f"invalid value for {tag}", *self.pos(event.start_mark)) from None
-        raise YamlProblem(f"unsupported YAML tag {tag!r}", *self.pos(event.start_mark))
+        return self.unsupported(tag, event.start_mark, event.value)
+
+    def unsupported(self, tag: str, mark: Any, value: Any) -> Any:
+        """A tag no plain data has (``!Ref``, ``!!python/name:...``, ``!!set``): the first
+        is kept as the document's ``tag_problem`` and the node read as if untagged (its text,
+        for a scalar), so the document's shape still tells whether it is a Kubernetes object
+        (where the tag is an error) or some other tool's file."""
+        if self.tag_problem is None:
+            self.tag_problem = YamlProblem(f"unsupported YAML tag {tag!r}", *self.pos(mark))
+        return value
 
     def start(self, event: Any) -> None:
         is_mapping = type(event) is MappingStartEvent
@@ -354,11 +352,11 @@ class DocumentBuilder:
             raise YamlProblem(f"document is nested more than {MAX_DEPTH} levels deep",
                               *self.pos(event.start_mark))
         if event.tag is not None and event.tag not in ("!", _MAP if is_mapping else _SEQ):
-            raise YamlProblem(f"unsupported YAML tag {event.tag!r}", *self.pos(event.start_mark))
+            self.unsupported(event.tag, event.start_mark, None)
         if self.record:
             self.values[path] = self.raw_pos(event.start_mark)
         container: dict[Any, Any] | list[Any] = {} if is_mapping else []
-        frame = _Frame(container, path, event.anchor)
+        frame = Frame(container, path, event.anchor)
         frame.key = event.start_mark
         self.stack.append(frame)
 
@@ -370,7 +368,7 @@ class DocumentBuilder:
                 for key, item in source.items():
                     value.setdefault(key, item)
         if frame.anchor:
-            self.anchors[frame.anchor] = _Anchor(value, frame.size, frame.height, None)
+            self.anchors[frame.anchor] = Anchor(value, frame.size, frame.height, None)
         self.attach(value, frame.size, frame.key, frame.height)
 
     def alias(self, event: Any) -> None:

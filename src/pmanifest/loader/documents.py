@@ -22,7 +22,7 @@ from pmanifest.io.limits import MAX_DEPTH
 from pmanifest.io.reading import NotText
 from pmanifest.io.reading import decode as text_of
 from pmanifest.loader.builder import LOCATE_ABOVE, DocumentBuilder
-from pmanifest.loader.events import FAST_LOADER
+from pmanifest.loader.events import FAST_LOADER, resolve_kustomize, resolve_plain
 from pmanifest.loader.parts import YamlProblem
 from pmanifest.loader.positions import Path, Positions, RawTables
 
@@ -42,6 +42,10 @@ class Loaded(NamedTuple):
     # False: no string in the document can start with "$" (its text has no "$", nor an escape
     # that writes one), so it holds no strategic-merge directive (see pmanifest.lint.fragments)
     dollar: bool = True
+    # with ``load_documents(foreign_tags=True)``: the first tag no plain data has, the
+    # document read as if it were not there (an error in a Kubernetes object; the mark of
+    # another tool's file, CloudFormation's ``!Ref``, MkDocs' ``!!python/name:``, elsewhere)
+    tag_problem: YamlProblem | None = None
 
 
 class Broken(NamedTuple):
@@ -78,14 +82,20 @@ def split_documents(text: str) -> Iterator[tuple[int, str]]:
     yield start_line, text[start:]
 
 
-def load_documents(text: str) -> Iterator[Loaded | Broken]:
-    """Parse every document of a (decoded) YAML stream, one at a time."""
+def load_documents(text: str, foreign_tags: bool = False,
+                   kustomize: bool = False) -> Iterator[Loaded | Broken]:
+    """Parse every document of a (decoded) YAML stream, one at a time. A document with a tag
+    no plain data has is Broken at that tag, or with ``foreign_tags`` Loaded with its
+    ``tag_problem`` (the caller tells by the document's shape which it is). Plain scalars
+    are read as kubectl reads them, or with ``kustomize`` as ``kubectl kustomize`` reads its
+    resources (``yes`` and ``no`` are strings)."""
+    resolve = resolve_kustomize if kustomize else resolve_plain
     index = 0
     for first_line, chunk in split_documents(text):
         if _only_comments(chunk):
             continue  # a marker-only or comment-only chunk is not a document
         fix = _line_fixer(chunk, first_line)
-        builder = DocumentBuilder(first_line, record=False)
+        builder = DocumentBuilder(first_line, record=False, resolve=resolve)
         try:
             built = builder.run(chunk)
         except (YamlProblem, yaml.YAMLError) as exc:
@@ -94,12 +104,20 @@ def load_documents(text: str) -> Iterator[Loaded | Broken]:
             if built is None:
                 continue
             data, _ = built
-            tables = functools.partial(_positions_of, chunk, first_line, fix)
+            tag_problem = builder.tag_problem
+            if tag_problem is not None:
+                tag_problem = _problem(tag_problem, chunk, first_line, fix, builder)
+                if not foreign_tags:
+                    yield Broken(index, tag_problem)
+                    index += 1
+                    continue
+            tables = functools.partial(_positions_of, chunk, first_line, fix, resolve)
             if len(chunk) > LOCATE_ABOVE:
                 positions = Positions(locate=tables)
             else:
                 positions = Positions(build=tables)
-            yield Loaded(index, data, positions, first_line + 1, _may_hold_dollar(chunk))
+            yield Loaded(index, data, positions, first_line + 1, _may_hold_dollar(chunk),
+                         tag_problem)
         index += 1
 
 
@@ -130,20 +148,23 @@ def _problem(exc: YamlProblem | yaml.YAMLError, chunk: str, first_line: int,
     return _hinted(problem, chunk, first_line)
 
 
-# What plain YAML holds outside quoted scalars and comments, for the Helm hint: a quote opens a
-# scalar at the start of a line or after a space or flow indicator; `#` after a space comments.
+# What plain YAML holds outside quoted scalars and comments, for the template test: a quote
+# opens a scalar at the start of a line or after a space or flow indicator; `#` after a space
+# comments; a placeholder is `{{` (Helm, Go templates) or `${` (envsubst, in a flow collection)
 _PLAIN_SCAN = re.compile(r"""(?:(?<=[\s\[{,:])|^)(?:"(?:[^"\\]|\\.)*"?|'(?:[^']|'')*'?)"""
-                         r"|(?:(?<=\s)|^)#.*|\{\{")
+                         r"|(?:(?<=\s)|^)#.*|\{\{|\$\{")
+_PLACEHOLDERS = ("{{", "${")
 
 
 def _hinted(problem: YamlProblem, chunk: str, first_line: int) -> YamlProblem:
-    """Mark the problem as templated when a ``{{`` stands in plain YAML where it is: on its
-    line or the next (libyaml often stops at the key before a template line), not inside a
-    quoted value or a comment."""
-    if "{{" in chunk:
+    """Mark the problem as templated when a placeholder stands in plain YAML where it is: on
+    its line, the next (libyaml often stops at the key before a template line) or the one
+    before (a template action on a line of its own breaks the structure after it), not inside
+    a quoted value or a comment."""
+    if "{{" in chunk or "${" in chunk:
         k = problem.line - first_line - 1
-        lines = chunk.split("\n")[max(k, 0):k + 2]
-        problem.templated = any(m.group() == "{{" for text in lines
+        lines = chunk.split("\n")[max(k - 1, 0):k + 2]
+        problem.templated = any(m.group() in _PLACEHOLDERS for text in lines
                                 for m in _PLAIN_SCAN.finditer(text))
     return problem
 
@@ -186,11 +207,11 @@ def _line_fixer(chunk: str, first_line: int) -> Callable[[int, int], tuple[int, 
 
 def _positions_of(
     chunk: str, first_line: int, fix: Callable[[int, int], tuple[int, int]] | None,
-    wanted: frozenset[Path] | None = None,
+    resolve: Callable[[str, Any], str], wanted: frozenset[Path] | None = None,
 ) -> RawTables:
     """The position tables of a document that already parsed once (so this cannot fail):
     all of them, or only the ``wanted`` paths."""
-    builder = DocumentBuilder(first_line, record=True, wanted=wanted)
+    builder = DocumentBuilder(first_line, record=True, wanted=wanted, resolve=resolve)
     builder.run(chunk)
     keys, values, scalars = builder.keys, builder.values, builder.scalars
     if fix is not None:

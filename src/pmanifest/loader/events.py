@@ -15,8 +15,10 @@ from typing import Any, cast
 
 import yaml
 from yaml.events import ScalarEvent
-from yaml.nodes import ScalarNode
-from yaml.resolver import Resolver
+
+from pmanifest.io.limits import bounded_integer
+from pmanifest.loader.scalars import MAY_RESOLVE, resolve
+from pmanifest.loader.scalars import value as plain_value
 
 try:
     FAST_LOADER: type = yaml.CSafeLoader
@@ -27,29 +29,55 @@ TAG = "tag:yaml.org,2002:"
 PLAIN_TAGS = {TAG + "str", TAG + "timestamp", TAG + "binary"}
 CONSTRUCTED_TAGS = {TAG + "int", TAG + "float", TAG + "bool", TAG + "null"}
 STR = TAG + "str"
+INT = TAG + "int"
+BOOL = TAG + "bool"
+MERGE = TAG + "merge"
 
-_RESOLVER = Resolver()
-_RESOLVED: dict[tuple[str, Any], str] = {}
-_MAY_RESOLVE = frozenset(_RESOLVER.yaml_implicit_resolvers)  # first characters with a regex
+_RESOLVED: dict[str, str] = {}
+_MAY_RESOLVE = MAY_RESOLVE | {""}
 _CACHE_LIMIT = 4096
 
 
 def resolve_plain(value: str, implicit: Any) -> str:
-    """The implicit tag of an untagged scalar. Only a plain scalar whose first character can
-    start a non-string (a digit, ``t``rue, ``n``ull, ...) needs regexes; those results are
-    cached (manifests repeat their words), in a small bounded cache."""
+    """The implicit tag of an untagged scalar, as kubectl gives it (``pmanifest.loader.
+    scalars``). Only a plain scalar whose first character can start a non-string (a digit,
+    ``t``rue, ``n``ull, ...) is looked at; those results are cached (manifests repeat their
+    words), in a small bounded cache."""
     if not implicit[0]:
         return STR  # quoted: a string whatever it looks like
     if (value[:1] if value else "") not in _MAY_RESOLVE:
         return STR
-    key = (value, implicit)
-    tag = _RESOLVED.get(key)
-    if tag is None:
-        tag = _RESOLVER.resolve(ScalarNode, value, implicit)  # type: ignore[no-untyped-call]
+    found = _RESOLVED.get(value)
+    if found is None:
+        found = resolve(value)
         if len(_RESOLVED) >= _CACHE_LIMIT:
             _RESOLVED.clear()
-        _RESOLVED[key] = tag
+        _RESOLVED[value] = found
+    return found
+
+
+def resolve_kustomize(value: str, implicit: Any) -> str:
+    """The implicit tag ``kubectl kustomize`` gives an untagged scalar: kubectl's, but YAML
+    1.2's booleans only (``yes``, ``no``, ``on``, ``off`` are strings to it)."""
+    tag = resolve_plain(value, implicit)
+    if tag == BOOL and value.lower() not in ("true", "false"):
+        return STR
     return tag
+
+
+def plain_scalar(tag: str, text: str) -> Any:
+    """The value of a plain scalar ``resolve_plain`` gave ``tag`` (an integer: bounded)."""
+    if tag == INT:
+        return bounded_integer(text, lambda _: plain_value(tag, text))
+    return plain_value(tag, text)
+
+
+def is_merge_key(event: Any) -> bool:
+    """Is this scalar, as a mapping key, the merge key (a plain ``<<``, or tagged so)? As a
+    value a plain ``<<`` is a string (kubectl's reading; YAML 1.1 gives it the merge tag)."""
+    if event.tag is None:
+        return bool(event.implicit[0]) and event.value == "<<"
+    return bool(event.tag == MERGE)
 
 
 def as_key(value: Any, text: str) -> Any:

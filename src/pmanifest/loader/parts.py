@@ -1,11 +1,42 @@
-"""The builder's cold parts: why a document could not be turned into data (and, past the
-nesting limit, where), and the position tables that keep nothing or only some paths."""
+"""The builder's parts: the records it builds with (a container being built, an anchor), why a
+document could not be turned into data (and, past the nesting limit, where), and the position
+tables that keep nothing or only some paths."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from pmanifest.loader.positions import Path
+
+NO_KEY = object()  # a mapping's state between a value and the next key
+
+
+class Frame:
+    """A mapping or sequence being built."""
+
+    __slots__ = ("anchor", "depth", "height", "key", "merges", "path", "pending_key", "size",
+                 "value")
+
+    def __init__(self, value: dict[Any, Any] | list[Any], path: Path, anchor: str | None) -> None:
+        self.value = value
+        self.path = path
+        self.anchor = anchor
+        self.pending_key: Any = NO_KEY  # mappings: the key waiting for its value
+        self.key: Any = None
+        self.merges: list[dict[Any, Any]] | None = None  # what `<<` merges in, if any
+        self.size = 1  # nodes in this subtree, alias expansions included
+        self.depth = len(path) + 1  # path length (cells) of each child
+        self.height = 1  # container levels in this subtree, aliased values included
+
+
+class Anchor(NamedTuple):
+    """What an alias of the anchor attaches: the value, its size and height, and for a
+    scalar the text it has as a mapping key (``1.5``, ``null``, ``yes`` are keys as written)."""
+
+    value: Any
+    size: int
+    height: int
+    key: Any
 
 
 class YamlProblem(Exception):

@@ -27,12 +27,19 @@ from yaml.events import (
 )
 from yaml.nodes import ScalarNode
 
+from pmanifest.io.limits import TooLong
 from pmanifest.loader.documents import split_documents
-from pmanifest.loader.events import FAST_LOADER, STR, TAG, as_key, resolve_plain
+from pmanifest.loader.events import (
+    FAST_LOADER,
+    STR,
+    as_key,
+    is_merge_key,
+    plain_scalar,
+    resolve_plain,
+)
 from pmanifest.loader.positions import Path
 
 SCALAR, MAPPING, SEQUENCE, ALIAS = "scalar", "mapping", "sequence", "alias"
-MERGE = TAG + "merge"
 
 
 class Span(NamedTuple):
@@ -186,11 +193,16 @@ def _key(event: Any) -> Any:
     """A mapping key as the loader reads it (the text of ``1.5``, ``yes``, ``null``)."""
     if type(event) is not ScalarEvent:
         return event  # an alias or a collection: no plain key (nothing is edited through it)
+    if is_merge_key(event):
+        return _MERGE_KEY
     tag = event.tag
     if tag in (None, "!"):
         tag = resolve_plain(event.value, event.implicit)
-    if tag == MERGE:
-        return _MERGE_KEY
+        if tag != STR:
+            try:
+                return as_key(plain_scalar(tag, event.value), event.value)
+            except (TooLong, ValueError):
+                return event.value
     if tag == STR:
         return event.value
     try:

@@ -21,6 +21,13 @@ from typing import Any
 from pmanifest.kube.contract import DISRUPTION_TARGET, ROLE_LABEL, SIGTERM_EXIT, SUPERVISOR_NAME
 from pmanifest.kube.profile import Profile
 from pmanifest.render.context import supervisor_arguments, supervisor_deadline, workload_context
+from pmanifest.render.elastic import (
+    LAUNCHER,
+    SHUTDOWN_TIMEOUT_ENV,
+    STORE_LOST_EXIT,
+    STORE_OPS,
+    shutdown_timeout,
+)
 from pmanifest.render.spec import Spec, WorkloadSpec
 from pmanifest.render.spec.distributed import OUTPUTS, RAYCLUSTER_DEADLINE
 from pmanifest.render.spec.model import DEFAULT_BACKOFF_LIMIT, Distributed
@@ -30,11 +37,13 @@ RDZV_SUFFIX = "-rendezvous"
 RDZV_JOB = "rendezvous"  # replicatedJob names in a JobSet
 WORKERS_JOB = "workers"
 # The rendezvous store: a TCPStore server that lives as long as its pod (not as long as any
-# worker), listens on every interface whatever host it is given, and exits 0 on SIGTERM.
+# worker), listens on every interface whatever host it is given, and exits 143 on SIGTERM: the
+# store's end is a disruption (a drain, an upgrade of its node), never a success; 0 would
+# complete a JobSet's rendezvous Job, which no failure rule restarts.
 STORE_SCRIPT = (
     "import signal, sys; from torch.distributed import TCPStore; "
     "store = TCPStore('127.0.0.1', int(sys.argv[1]), is_master=True, wait_for_workers=False); "
-    "signal.signal(signal.SIGTERM, lambda *_: sys.exit(0)); "
+    f"signal.signal(signal.SIGTERM, lambda *_: sys.exit({SIGTERM_EXIT})); "
     "print('rendezvous store listening on port', sys.argv[1], flush=True); signal.pause()"
 )
 STORE_RESOURCES = {"requests": {"cpu": "250m", "memory": "512Mi"}}  # never BestEffort
@@ -61,9 +70,6 @@ RAY_SUBMITTER_RESOURCES = {"requests": {"cpu": "500m", "memory": "200Mi"},
                            "limits": {"cpu": "1", "memory": "1Gi"}}  # KubeRay's defaults
 RAY_TTL_AFTER_FINISHED = 300  # keep the cluster 5 minutes for its logs
 RAY_SUBMITTER_BACKOFF = 2
-# torchrun SIGKILLs its trainers this long before the supervisor's deadline (its default is 30 s
-# after TERM, whatever the grace period), so it has stopped them and exited by then
-SHUTDOWN_HEADROOM_SECONDS = 3
 
 Rendered = list[tuple[str, str, dict[str, Any]]]  # (kind, template, context)
 
@@ -114,18 +120,19 @@ def with_output(spec: Spec, output: str) -> Spec:
 
 # --- torchrun -------------------------------------------------------------------------------
 
-def torchrun_argv(w: WorkloadSpec, d: Distributed, host: str, deadline: int) -> list[str]:
-    """The worker's main command: torchrun with its elastic flags, then the training program.
-    ``deadline``: the supervisor's, in seconds after TERM; torchrun's shutdown timeout (TERM to
-    its trainers, SIGKILL after) ends before it."""
+def torchrun_argv(w: WorkloadSpec, d: Distributed, host: str) -> list[str]:
+    """The worker's main command: the launcher (``render.elastic``: a new rendezvous when the
+    Job's is closed, the store's loss told apart) running torchrun with its elastic flags, then
+    the training program. No ``--shutdown-timeout``: torch releases without pytorch/pytorch PR
+    #172596 (2026) reject the flag at start; the same value goes in SHUTDOWN_TIMEOUT_ENV,
+    which they ignore (``shutdown_timeout``)."""
     conf = (f"is_host=false,join_timeout={d.join_timeout_seconds},"
             f"last_call_timeout={d.last_call_timeout_seconds}")
-    shutdown = max(1, deadline - SHUTDOWN_HEADROOM_SECONDS)
-    return ["torchrun", "--nnodes", f"{d.min_nodes}:{d.max_nodes}",
+    return ["python", "-c", LAUNCHER, STORE_OPS, str(d.join_timeout_seconds),
+            "torchrun", "--nnodes", f"{d.min_nodes}:{d.max_nodes}",
             "--nproc-per-node", str(d.nproc_per_node), "--max-restarts", str(d.max_restarts),
             "--rdzv-backend", "c10d", "--rdzv-endpoint", f"{host}:{d.rdzv_port}",
-            "--rdzv-id", f"$({RDZV_ID_ENV})", "--rdzv-conf", conf,
-            "--shutdown-timeout", str(shutdown), *d.program]
+            "--rdzv-id", f"$({RDZV_ID_ENV})", "--rdzv-conf", conf, *d.program]
 
 
 def _supervised(w: WorkloadSpec, profile: Profile, main: list[str], wrapper: str
@@ -141,11 +148,13 @@ def _worker_pod(w: WorkloadSpec, d: Distributed, base: dict[str, Any], version: 
                 ) -> dict[str, Any]:
     pod = dict(base["pod"])
     container = dict(pod["container"])
-    main = torchrun_argv(w, d, host, supervisor_deadline(w, profile))
+    main = torchrun_argv(w, d, host)
     container["command"], container["args"] = _supervised(w, profile, main, wrapper)
     label = ("batch.kubernetes.io/controller-uid" if version_tuple(version)
              >= JOB_UID_LABEL_SINCE else "controller-uid")
-    env: list[dict[str, Any]] = [{"name": k, "value": v} for k, v in DEFAULT_ENV.items()
+    defaults = {**DEFAULT_ENV, SHUTDOWN_TIMEOUT_ENV: str(shutdown_timeout(
+        supervisor_deadline(w, profile)))}
+    env: list[dict[str, Any]] = [{"name": k, "value": v} for k, v in defaults.items()
                                  if k not in w.env]
     env.append({"name": RDZV_ID_ENV,
                 "valueFrom": {"fieldRef": {"fieldPath": f"metadata.labels['{label}']"}}})
@@ -167,10 +176,19 @@ def _pod_failure_rules(container: str, version: str) -> list[dict[str, Any]]:
         "onExitCodes": {"containerName": container, "operator": "In",
                         "values": [SIGTERM_EXIT]},
     }
+    # the launcher's status when torchrun failed because the rendezvous store went away (a
+    # store restarted or moved): a disruption of the run, not a failure of its work
+    store_lost: dict[str, Any] = {
+        "action": "Ignore",
+        "onExitCodes": {"containerName": container, "operator": "In",
+                        "values": [STORE_LOST_EXIT]},
+    }
     if version_tuple(version) < (1, 29):
         exit_codes["onPodConditions"] = []  # required by the schema before 1.29
+        store_lost["onPodConditions"] = []
     return [{"action": "Ignore",
-             "onPodConditions": [{"type": DISRUPTION_TARGET, "status": "True"}]}, exit_codes]
+             "onPodConditions": [{"type": DISRUPTION_TARGET, "status": "True"}]}, exit_codes,
+            store_lost]
 
 
 def _worker_job(w: WorkloadSpec, d: Distributed, version: str) -> dict[str, Any]:
@@ -257,15 +275,20 @@ def _jobset_context(w: WorkloadSpec, d: Distributed, base: dict[str, Any], versi
                     profile: Profile, wrapper: str) -> dict[str, Any]:
     rdzv = _rendezvous_context(w, d, base, profile, restart_policy="Never")
     v = version_tuple(version)
+    store_term: dict[str, Any] = {"action": "FailJob", "onExitCodes": {
+        "containerName": RDZV_JOB, "operator": "In", "values": [SIGTERM_EXIT]}}
+    if v < (1, 29):
+        store_term["onPodConditions"] = []  # required by the schema before 1.29
     rdzv_job = {
         "backoff_limit": 0, "backoff_limit_per_index": None, "max_failed_indexes": 0,
         "ttl_seconds_after_finished": None, "active_deadline_seconds": None,
         "completions": 1, "parallelism": 1, "success_policy": False,
         "pod_replacement_policy": "Failed" if v >= PER_INDEX_SINCE else None,
-        # the store's state goes with its pod: a drain fails this Job at once, and the rule
-        # below restarts the whole JobSet without counting it
+        # the store's state goes with its pod: a drain (DisruptionTarget) or any TERM (143:
+        # only the kubelet signals the store) fails this Job at once by its podFailurePolicy,
+        # and the rule below restarts the whole JobSet without counting it
         "pod_failure_rules": [{"action": "FailJob", "onPodConditions": [
-            {"type": DISRUPTION_TARGET, "status": "True"}]}],
+            {"type": DISRUPTION_TARGET, "status": "True"}]}, store_term],
     }
     # JobSet pod hostnames: <jobset>-<replicatedJob>-<job index>-<pod index>.<jobset>
     host = f"{w.name}-{RDZV_JOB}-0-0.{w.name}"

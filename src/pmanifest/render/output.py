@@ -79,7 +79,9 @@ def check_drift(rendered: str, committed_path: str) -> str:
     committed = raw.decode("utf-8", errors="replace").replace("\r\n", "\n")
     if committed == rendered:
         return ""
-    return drift_diff(committed.splitlines(keepends=True), rendered.splitlines(keepends=True),
+    from pmanifest.io.terminal import file_lines
+
+    return drift_diff(file_lines(committed), file_lines(rendered),
                       f"{committed_path} (committed)", f"{committed_path} (rendered now)")
 
 
@@ -104,8 +106,9 @@ def drift_diff(old: list[str], new: list[str], fromfile: str, tofile: str) -> st
         lines = list(difflib.unified_diff(old, new, fromfile=fromfile, tofile=tofile))
     else:
         lines = _one_hunk(old, new, head, tail, fromfile, tofile)
-    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
-                   for line in lines)
+    from pmanifest.io.terminal import shown_diff
+
+    return shown_diff(lines)
 
 
 def _one_hunk(old: list[str], new: list[str], head: int, tail: int, fromfile: str,

@@ -86,6 +86,7 @@ class Hit(NamedTuple):
     value: bool = False
     inner: Loc | None = None
     mention: Mention | None = None
+    lower: bool = False  # reported one severity level below the rule's (a smaller impact)
 
 
 class Context(NamedTuple):
@@ -104,6 +105,9 @@ class ObjectContext(NamedTuple):
     workloads: tuple[Workload, ...]
     profile: Profile
     kubernetes_version: str = "1.31"
+    # labels a kustomization naming the object's file adds to its selectors (kustomize's
+    # commonLabels, or labels with includeSelectors): what it builds has that selector
+    selector_labels: tuple[tuple[str, str], ...] = ()
 
     @property
     def workload(self) -> Workload | None:

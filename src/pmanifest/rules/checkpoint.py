@@ -17,7 +17,11 @@ Decisions (documented in the rules' metadata):
   on preemptible nodes are PM101/PM103's findings.
 - An ``httpGet``/``tcpSocket`` preStop counts as a checkpoint trigger (PM202, PM302) but not as
   work for PM301: what the endpoint does is not in the manifest.
-- PM201-PM203 are about checkpoints: they apply to pods that checkpoint (``checkpoints``):
+- What starts a checkpoint is decided once, by :func:`pmanifest.shell.pod.checkpointing`, for
+  every rule: a TERM trap that does work or passes the signal on to the program, a preStop
+  hook that does work or calls an endpoint. ``trap 'exit 0' TERM`` starts none (PM202 does not
+  count it, PM302 reports the worker that has nothing else).
+- PM201-PM203 are about checkpoints: they apply to pods that checkpoint (``checkpointing``):
   workers, and other roles whose containers trap TERM to do work or name a checkpoint
   directory. A serving pod's long grace period or preStop hook is its drain, which matters on
   standard nodes; where it can run on preemptible nodes, PM101-PM103 say so.
@@ -35,15 +39,15 @@ from pmanifest.kube.contract import (
 )
 from pmanifest.loader.positions import Path
 from pmanifest.rules import Context, Hit, Mention, rule
-from pmanifest.rules.shells import CHECKPOINT_ENV, Shell, checkpoints, shells_of
+from pmanifest.rules.shells import trap_hit
 from pmanifest.shell import (
     Command,
     Loc,
-    PreStop,
     analyse,
     written_paths,
     zero_exit,
 )
+from pmanifest.shell.pod import Shell, checkpointing, shells_of
 
 DEFAULT_GRACE = KUBERNETES_DEFAULT_GRACE
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
@@ -53,12 +57,6 @@ def _grace(pod: dict[str, Any]) -> int | None:
     """The grace period the pod gets (30 s when unset), None when it is not an integer."""
     value = pod.get("terminationGracePeriodSeconds", DEFAULT_GRACE)
     return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _is_trigger(prestop: PreStop | None) -> bool:
-    if prestop is None:
-        return False
-    return prestop.action in ("httpGet", "tcpSocket") or prestop.does_work
 
 
 @rule("PM202")
@@ -72,22 +70,23 @@ def grace_period_unclaimed(context: Context) -> Iterable[Hit]:
         return
     if workload.recovers:
         return  # Ray: `ray stop` in preStop is a shutdown; Ray resumes from its own checkpoints
-    shells = shells_of(workload)
-    if not checkpoints(workload, shells):
+    how = checkpointing(workload)
+    if not how.checkpoints:
         return  # a serving pod's preStop drains it: no checkpoint needs the window
     told = ("is not set, so the pod gets the default 30 s"
             if "terminationGracePeriodSeconds" not in workload.pod
             else f"is {grace} s")
     fix = f"claim the window with terminationGracePeriodSeconds (up to {cap})"
-    for shell in shells:
-        if shell.term_handlers:
-            yield shell.trap_hit(
-                shell.term_handlers[0],
+    for shell in shells_of(workload):  # the first trigger, in container order
+        trap = next((t for s, t in how.traps if s is shell), None)
+        if trap is not None:  # (`trap 'exit 0' TERM` starts none)
+            yield trap_hit(
+                shell, trap,
                 f"container {shell.container.name!r} checkpoints on SIGTERM but "
                 f"terminationGracePeriodSeconds {told}: {fix}",
             )
             return
-        if _is_trigger(shell.prestop):
+        if any(s is shell for s in how.hooks):
             yield Hit(shell.prestop_path,
                       f"container {shell.container.name!r} has a preStop checkpoint hook but "
                       f"terminationGracePeriodSeconds {told}: {fix}")
@@ -96,10 +95,11 @@ def grace_period_unclaimed(context: Context) -> Iterable[Hit]:
 
 @rule("PM301")
 def double_checkpoint_trigger(context: Context) -> Iterable[Hit]:
+    how = checkpointing(context.workload)
     for shell in shells_of(context.workload):
         if shell.prestop is None or not shell.prestop.does_work:
             continue
-        trap = next((t for t in shell.term_handlers if t.does_work), None)
+        trap = next((t for s, t in how.traps if s is shell and t.does_work), None)
         if trap is None or shell.script_path is None:
             continue
         before = (f"container {shell.container.name!r} checkpoints twice: in this preStop "
@@ -115,8 +115,8 @@ def no_checkpoint_handler(context: Context) -> Iterable[Hit]:
     if workload.role != "worker" or workload.recovers or not workload.placement.only_preemptible:
         return
     shells = [s for s in shells_of(workload) if not s.container.init]
-    if not shells or any(s.term_handlers or s.facts.opaque or s.prestop is not None
-                         for s in shells):
+    how = checkpointing(workload)
+    if not shells or how.traps or how.hooks or any(s.facts.opaque for s in shells):
         return  # (an opaque script may well trap TERM: PM006 says it was not read)
     first = shells[0].container
     path = (*first.path, "name") if "name" in first.data else first.path
@@ -134,8 +134,8 @@ def trap_lost_by_exec(context: Context) -> Iterable[Hit]:
         for command in shell.facts.execs:
             before = (f"`exec {command.exec_target}` replaces the shell, discarding the TERM "
                       "trap")
-            yield shell.trap_hit(
-                command, f"{before}: run it in the background and `wait` for it instead",
+            yield trap_hit(
+                shell, command, f"{before}: run it in the background and `wait` for it instead",
                 mention=shell.facts.traps[0], at=len(before))
 
 
@@ -144,8 +144,8 @@ def trap_blocked_by_foreground(context: Context) -> Iterable[Hit]:
     for shell in shells_of(context.workload):
         if shell.facts.traps and shell.facts.foreground:
             command = shell.facts.foreground[0]
-            yield shell.trap_hit(
-                command,
+            yield trap_hit(
+                shell, command,
                 f"`{command.name}` runs in the foreground after the TERM trap, and the shell "
                 "runs no trap until it returns: start it with `&`, then `wait \"$child\"`",
             )
@@ -160,8 +160,8 @@ def trap_exits_zero(context: Context) -> Iterable[Hit]:
             if found is None:
                 continue
             if not found.returns and not found.reason:  # a literal exit 0 in the handler
-                yield shell.trap_hit(
-                    trap,
+                yield trap_hit(
+                    shell, trap,
                     "the TERM handler exits 0, so a preempted pod counts as succeeded and the "
                     f"{kind} can complete with unfinished work: exit 143 "
                     "(128+SIGTERM)",
@@ -171,8 +171,8 @@ def trap_exits_zero(context: Context) -> Iterable[Hit]:
                      f"ends with `{found.code}`")
             reason = f" {found.reason}" if found.reason else ""
             same_line = found.command.loc.row == trap.loc.row
-            yield shell.trap_hit(
-                trap,
+            yield trap_hit(
+                shell, trap,
                 f"{start}{reason}, so a preempted pod can count as succeeded and the {kind} "
                 "complete with unfinished work: end the handler with exit 143 (128+SIGTERM)",
                 mention=None if same_line else found.command, at=len(start),
@@ -193,12 +193,14 @@ def checkpoint_on_ephemeral_storage(context: Context) -> Iterable[Hit]:
         mounts = _mounts(shell.container.data)
         seen: set[tuple[str, Loc | None, Path]] = set()
         for path, where, loc, raw in _checkpoint_paths(context, shell, env):
-            reason = _ephemeral(path, mounts, volumes)
+            reason = _ephemeral(path, mounts, volumes) if path.startswith("/") else \
+                _relative(mounts, volumes)
             if reason is None or (raw, loc, where) in seen:
                 continue
             seen.add((raw, loc, where))
             yield Hit(where,
-                      f"checkpoint path {path} {reason}: it is lost with the node; write "
+                      f"checkpoint path {path if path.startswith('/') else raw} {reason}: it "
+                      "is lost with the node; write "
                       "checkpoints to the persistent shared volume",
                       inner=loc, value=loc is None)
 
@@ -210,17 +212,47 @@ def _checkpoint_paths(
     context: Context, shell: Shell, env: dict[str, tuple[int, str]]
 ) -> Iterator[CheckpointPath]:
     """(resolved path, where, location inside the script at ``where`` if any, as written) of
-    every checkpoint path of a container: checkpoint env vars of workers, paths the TERM
-    trap's work writes, and paths the preStop hook writes."""
+    every checkpoint path of a container: the checkpoint directories a worker names in its
+    environment and its arguments (:func:`pmanifest.shell.pod.checkpointing`; a relative one
+    stays relative when the container sets no absolute workingDir), paths the TERM trap's
+    work writes, and paths the preStop hook writes."""
     values = {name: value for name, (_, value) in env.items()}
-    if context.workload.role == "worker":
-        for name, (index, value) in env.items():
-            if CHECKPOINT_ENV.match(name) and value.startswith("/"):
-                yield value, (*shell.container.path, "env", index, "value"), None, value
+    how = checkpointing(context.workload)
+    if how.by_contract:
+        workdir = shell.container.data.get("workingDir")
+        for _, directory in (d for d in how.directories if d[0] is shell):
+            resolved = _directory(directory.value, directory.argument, values, workdir)
+            if resolved is not None:
+                yield resolved, directory.where, directory.loc, directory.value
     if shell.script_path is not None:
         work = [command for trap in shell.facts.traps for command in trap.work]
         yield from _written(work, shell.script_path, values)
     yield from _prestop_paths(shell, values)
+
+
+def _directory(value: str, argument: bool, env: dict[str, str], workdir: Any) -> str | None:
+    """Where a named checkpoint directory is: an absolute path (``$VAR`` replaced by the
+    container's literal env), or, for an argument, a relative one below an absolute
+    ``workingDir`` or as written (the image's working directory); None when unknown."""
+    if value.startswith("/"):
+        return _substitute(value, env)
+    if not argument or not value or "$" in value or value.startswith("~") or ":" in value:
+        return None  # (gs://, s3://, hf:...: not a local path)
+    if isinstance(workdir, str) and workdir.startswith("/"):
+        return posixpath.normpath(posixpath.join(workdir, value))
+    return posixpath.normpath(value)
+
+
+def _relative(mounts: list[tuple[str, str]], volumes: dict[str, dict[str, Any]]) -> str | None:
+    """Why a path relative to the image's (unknown) working directory does not survive the
+    node: no volume that survives it is mounted in the container, so it is on the container
+    filesystem or an ephemeral volume; None when one is mounted (it may hold the workdir)."""
+    for _, name in mounts:
+        volume = volumes.get(name)
+        if volume is None or not any(k in volume for k in ("emptyDir", "hostPath", "ephemeral")):
+            return None
+    return ("is relative to the image's working directory, on the container filesystem (no "
+            "persistent volume is mounted in the container)")
 
 
 def _written(commands: Iterable[Command], where: Path,

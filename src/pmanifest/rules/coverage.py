@@ -1,15 +1,16 @@
 """Rules: what pmanifest could read (see policies/rules-coverage.yaml).
 
-PM003 names each pod template of an unknown kind that was analysed by shape with an assumed
-role; PM004 names each custom resource that was not analysed at all (``pmanifest lint``
-reports it once per kind per run; ``lint_bytes`` once per object).
+PM003 names each pod template of an unknown kind that was analysed by shape, with the role
+inferred from what it runs (:mod:`pmanifest.kube.roles`) or unknown; PM004 names each custom
+resource that was not analysed at all (``pmanifest lint`` reports it once per kind per run;
+``lint_bytes`` once per object).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from pmanifest.kube.contract import ROLE_LABEL, ROLES
+from pmanifest.kube.contract import ROLE_LABEL, ROLES, UNKNOWN_ROLE
 from pmanifest.kube.workloads import unread
 from pmanifest.loader.positions import dotted
 from pmanifest.rules import Hit, ObjectContext, rule
@@ -22,12 +23,19 @@ def generic_workload(ctx: ObjectContext) -> Iterator[Hit]:
     for w in ctx.workloads:
         if not w.generic or w.declared:
             continue
-        yield Hit(w.pod_path,
-                  f"{w.kind} ({ctx.doc.api_version}) is not a kind pmanifest knows; the pod "
-                  f"template at {dotted(w.pod_path)} was found by its shape and is checked as a "
-                  f"generic workload with the role {w.role} (assumed); declare its role with the "
-                  f"label or annotation {DECLARE} on the template or the object, or for the "
-                  f"kind in the config (`roles: {{{w.group}/{w.kind}: {w.role}}}`)")
+        yield Hit(w.pod_path, f"{w.kind} ({ctx.doc.api_version}) is not a kind pmanifest knows; "
+                  f"the pod template at {dotted(w.pod_path)} was found by its shape and "
+                  f"{_assumed(w.role, w.inferred)}; declare its role with the label or "
+                  f"annotation {DECLARE} on the template or the object, or for the kind in the "
+                  f"config (`roles: {{{w.group}/{w.kind}: "
+                  f"{w.role if w.role in ROLES else '|'.join(ROLES)}}}`)")
+
+
+def _assumed(role: str, why: str) -> str:
+    if role == UNKNOWN_ROLE:
+        return (f"its role is unknown ({why}): only the rules that hold for every role "
+                "checked it")
+    return f"is checked with the role {role}, assumed because {why}"
 
 
 @rule("PM004")

@@ -10,7 +10,7 @@ Decisions (documented in the rule's catalogue entry, shown by ``explain``):
   ones included, where the longer grace period is honoured; nothing can keep them off
   preemptible nodes, and lowering the value changes nothing there (the node goes at the
   drain deadline whatever the pod asked for).
-- Pods that do not checkpoint are not checked (:func:`pmanifest.rules.checkpoint.checkpoints`:
+- Pods that do not checkpoint are not checked (:func:`pmanifest.shell.pod.checkpointing`:
   workers do; other roles when a container traps TERM to do work or names a checkpoint
   directory): a serving pod's long grace period is the time it needs to drain, which it gets
   on standard nodes; that it can run on preemptible nodes at all is PM101/PM102's finding.
@@ -23,7 +23,7 @@ from typing import TypeGuard
 
 from pmanifest.kube.contract import KUBERNETES_DEFAULT_GRACE
 from pmanifest.rules import Context, Fix, Hit, rule
-from pmanifest.rules.shells import checkpoints, shells_of
+from pmanifest.shell.pod import checkpointing
 
 
 @rule("PM201")
@@ -35,7 +35,7 @@ def grace_period_over_limit(ctx: Context) -> Iterator[Hit]:
         return
     if grace <= cap or grace == KUBERNETES_DEFAULT_GRACE:
         return
-    if not checkpoints(w, shells_of(w)):
+    if not checkpointing(w).checkpoints:
         return  # a serving pod's drain budget, honoured on standard nodes (PM101/PM102 place it)
     path = (*w.pod_path, "terminationGracePeriodSeconds")
     yield Hit(path,

@@ -8,6 +8,11 @@ PM101-PM103 share one decision table so an object is reported by at most one of 
   PM101 when confined to preemptible nodes, PM102 when they can land on either kind.
 
 Every rule reads ``workload.placement``; none re-derives where a pod can run.
+
+Impact decides severity: PM101-PM103 on a pod that requests no accelerator
+(:func:`pmanifest.kube.resources.requests_accelerator`: a controller, a dashboard, a UI; for a
+coordinator, nor do the pods of its object that depend on it) are reported one severity level
+below the rule's, and the message says so.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from typing import Any
 
 from pmanifest.kube.placement import placement_of, toleration
 from pmanifest.kube.profile import Profile
+from pmanifest.kube.resources import requests_accelerator
 from pmanifest.kube.workloads import Workload, get, mapping, sequence
 from pmanifest.loader.positions import Path
 from pmanifest.rules import Context, Fix, Hit, rule
@@ -28,6 +34,17 @@ _PREFERRED = ("affinity", "nodeAffinity", "preferredDuringSchedulingIgnoredDurin
 
 def _what(w: Workload) -> str:
     return f"{w.title} (role {w.role})"
+
+
+NO_ACCELERATOR = (" (its pods request no accelerator, so this is reported one severity level "
+                  "below the rule's)")
+
+
+def _placed(w: Workload, path: Path, message: str, fix: Fix | None = None) -> Hit:
+    """A placement finding, one level lower on a pod that requests no accelerator (for a
+    coordinator: nor do the other pods of its object, which it takes down with it)."""
+    lower = not requests_accelerator(w, dependents=w.role == "coordinator")
+    return Hit(path, message + NO_ACCELERATOR if lower else message, fix=fix, lower=lower)
 
 
 def _open_terms(pod: dict[str, Any], profile: Profile) -> list[int]:
@@ -115,7 +132,7 @@ def serving_on_preemptible(ctx: Context) -> Iterator[Hit]:
     w, p = ctx.workload, ctx.workload.placement
     if not w.long_running or w.role == "coordinator" or not p.only_preemptible:
         return
-    yield Hit(p.selects or w.pod_path,
+    yield _placed(w, p.selects or w.pod_path,
               f"{_what(w)} is long-running but only preemptible nodes can take it: every replica "
               f"goes down when its node is reclaimed ({ctx.profile.drain_window_seconds} s "
               "notice); keep it on standard nodes")
@@ -126,10 +143,10 @@ def serving_not_pinned(ctx: Context) -> Iterator[Hit]:
     w, p = ctx.workload, ctx.workload.placement
     if not w.long_running or w.role == "coordinator" or not (p.preemptible and p.standard):
         return
-    yield Hit(_unconfined_position(w, ctx.profile),
-              f"{_what(w)} is long-running and can land on preemptible nodes "
-              f"({_why_preemptible(w, ctx.profile)}); {_exclusion_hint(w, ctx.profile)}",
-              fix=_standard_fix(w, ctx.profile))
+    yield _placed(w, _unconfined_position(w, ctx.profile),
+                  f"{_what(w)} is long-running and can land on preemptible nodes "
+                  f"({_why_preemptible(w, ctx.profile)}); {_exclusion_hint(w, ctx.profile)}",
+                  _standard_fix(w, ctx.profile))
 
 
 @rule("PM103")
@@ -145,10 +162,10 @@ def coordinator_on_preemptible(ctx: Context) -> Iterator[Hit]:
         path = _unconfined_position(w, ctx.profile)
         how = f"can run on preemptible nodes ({_why_preemptible(w, ctx.profile)})"
         fix = _standard_fix(w, ctx.profile)
-    yield Hit(path,
-              f"{_what(w)} is a coordinator / stateful anchor and {how}: a preemption takes "
-              f"every worker that depends on it down; {_exclusion_hint(w, ctx.profile)}",
-              fix=fix)
+    yield _placed(w, path,
+                  f"{_what(w)} is a coordinator / stateful anchor and {how}: a preemption "
+                  f"takes every worker that depends on it down; "
+                  f"{_exclusion_hint(w, ctx.profile)}", fix)
 
 
 @rule("PM104")

@@ -13,8 +13,8 @@ import posixpath
 from collections.abc import Iterable
 
 from pmanifest.rules import Context, Hit, rule
-from pmanifest.rules.shells import Shell, checkpoints, shells_of
 from pmanifest.shell import analyse
+from pmanifest.shell.pod import Shell, checkpointing, shells_of
 
 
 @rule("PM203")
@@ -22,10 +22,9 @@ def prestop_sleep(context: Context) -> Iterable[Hit]:
     workload = context.workload
     if not workload.placement.preemptible:
         return
-    shells = shells_of(workload)
-    if not checkpoints(workload, shells):
+    if not checkpointing(workload).checkpoints:
         return  # a serving pod's drain sleep (load balancer) is no checkpoint's loss
-    for shell in shells:
+    for shell in shells_of(workload):
         hit = _prestop_sleep(context, shell)
         if hit is not None:
             yield hit

@@ -12,5 +12,10 @@ from pmanifest.rules import Hit, ObjectContext, rule
 def schema_invalid(ctx: ObjectContext) -> Iterator[Hit]:
     from pmanifest.schema.kubernetes import validate
 
-    for problem in validate(ctx.doc.data, ctx.kubernetes_version):
+    data = ctx.doc.data
+    if ctx.selector_labels:  # a kustomization fills in the selector: validate what it builds
+        from pmanifest.kube.kustomized import with_selector_labels
+
+        data = with_selector_labels(data, ctx.selector_labels)
+    for problem in validate(data, ctx.kubernetes_version):
         yield Hit(problem.path, problem.message)

@@ -3,7 +3,7 @@
 The shell analysis gives up on scripts past its budget (functions that call each other into an
 exponential number of steps) or its nesting bound; their facts are empty, so the shell rules
 stay silent on them. This rule says so instead of letting the silence pass for a clean bill.
-The scripts are those the checkpoint rules read (:func:`pmanifest.rules.shells.shells_of`)."""
+The scripts are those the checkpoint rules read (:func:`pmanifest.shell.pod.shells_of`)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from collections.abc import Iterator
 
 from pmanifest.loader.positions import Path
 from pmanifest.rules import Context, Hit, rule
-from pmanifest.rules.shells import shells_of
 from pmanifest.shell import ScriptFacts, analyse
+from pmanifest.shell.pod import shells_of
 
 
 @rule("PM006")

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pmanifest.errors import ConfigError
 from pmanifest.loader.positions import Path
+from pmanifest.schema.placeholders import is_placeholder
 
 if TYPE_CHECKING:  # the error translator is imported when an object is invalid
     from pmanifest.schema.words import Words
@@ -220,10 +221,20 @@ def validate(obj: dict[str, Any], version: str) -> list[SchemaProblem]:
     from pmanifest.schema.words import describe
 
     words = schema_words(version)
-    problems = [SchemaProblem(v.path, v.message)
-                for error in validator.iter_errors(obj) for v in describe(error, words)]
+    problems = [SchemaProblem(v.path, v.message) for error in validator.iter_errors(obj)
+                if not _unwritten(error) for v in describe(error, words)]
     unique = {(p.path, p.message): p for p in problems}
     return sorted(unique.values(), key=lambda p: (tuple(str(x) for x in p.path), p.message))
+
+
+def _unwritten(error: Any) -> bool:
+    """A required field missing inside ``status`` (controllers write status and the API server
+    ignores it on create and apply, so nothing there is demanded; its types still are), or a
+    value of the wrong type that is wholly a placeholder (not rendered yet)."""
+    if error.validator in ("type", "enum"):
+        return is_placeholder(error.instance)
+    path = error.absolute_path
+    return error.validator == "required" and len(path) > 0 and path[0] == "status"
 
 
 # --- partial objects (a patch, the podTemplate overlay of a spec) --------------------------

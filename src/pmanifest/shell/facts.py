@@ -27,6 +27,9 @@ SYSTEM_DIRS = ("/dev", "/proc", "/sys", "/etc", "/usr", "/bin", "/sbin", "/lib",
                "/run", "/var/run")
 NOT_DATA_SUFFIXES = (".py", ".sh", ".bash", ".pl", ".rb", ".js", ".yaml", ".yml", ".json",
                      ".toml", ".cfg", ".ini", ".conf")
+# Commands that remove or detach what they name and write nothing: a cleanup (a preStop that
+# deletes a registration socket) names no checkpoint path.
+REMOVERS = frozenset({"rm", "rmdir", "unlink", "umount", "shred", "truncate"})
 # Commands whose destination is their last operand (the others are sources).
 COPIERS = frozenset({"cp", "mv", "rsync", "install", "ln", "scp"})
 

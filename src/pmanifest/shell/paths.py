@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from pmanifest.shell.facts import COPIERS, NOT_DATA_SUFFIXES, SYSTEM_DIRS, Command
+from pmanifest.shell.facts import COPIERS, NOT_DATA_SUFFIXES, REMOVERS, SYSTEM_DIRS, Command
 
 
 def written_paths(command: Command) -> tuple[str, ...]:
     """Absolute paths a checkpoint command may write to: its absolute path operands and
     ``--flag=/path`` values, without the program, scripts, config files and system dirs; for
-    copy-like commands only the destination; for ``tar`` the archive."""
+    copy-like commands only the destination; for ``tar`` the archive; none for a command that
+    removes what it names (``rm -rf /registration/x.sock``: a cleanup)."""
+    if command.program in REMOVERS:
+        return ()
     args = list(command.args)
     if command.program == "tar":
         args = _tar_archive(args)

@@ -1,0 +1,39 @@
+"""Unrendered placeholders: a scalar that is wholly ``${NAME}`` or ``$NAME`` (envsubst and
+other shell-style templating) or ``{{ ... }}`` (a quoted Helm or Go template action) is a value
+not written yet, substituted before the file is applied. Where the schema wants a number or a
+boolean it is no type error (the rendered value decides); a file that holds a shell-style one
+is linted as it is and the run says so. A real string (``"8080"``, ``eighty``) is still an
+error, and so is ``$(NAME)``: that is Kubernetes' own dependent variable expansion, done in env
+values, commands and args only, never in a typed field.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+_NAME = r"[A-Za-z_]\w*"
+# ${NAME}, with a shell default or check (:-, -, :=, =, :?, ?, :+, +), or $NAME
+_BODY = rf"\$\{{{_NAME}(?::?[-=?+][^}}\n]*)?\}}|\${_NAME}"
+WHOLE = re.compile(rf"(?:{_BODY}|\{{\{{[^\n]*\}}\}})")
+_SHELL = re.compile(_BODY)
+
+
+def is_placeholder(value: Any) -> bool:
+    """Is ``value`` a string that is wholly one placeholder?"""
+    return isinstance(value, str) and WHOLE.fullmatch(value.strip()) is not None
+
+
+def holds_placeholders(data: Any) -> bool:
+    """Does a document hold a value that is wholly a shell-style placeholder (a quoted
+    ``{{ }}`` is not looked for: Argo Workflows substitute theirs when they run)?"""
+    stack = [data]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+        elif isinstance(node, str) and "$" in node and _SHELL.fullmatch(node.strip()):
+            return True
+    return False
