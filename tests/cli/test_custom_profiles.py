@@ -229,3 +229,18 @@ def test_explain_and_help_name_the_custom_profiles(repo: Path) -> None:
         helped = " ".join(run(*command, "--help").stdout.split())
         assert "built in or from the config's profiles:" in helped or \
             "built in, or one of the config's profiles:" in helped, command
+
+
+def test_a_spec_names_a_custom_profile_in_cluster_profile(repo: Path) -> None:
+    (repo / ".pmanifest.yaml").write_text(PLAYGROUND.replace("profile: playground\n", ""))
+    named = SPEC.replace("cluster:\n", "cluster:\n  profile: playground\n")
+    rendered = run("render", "-f", "-", stdin=named)
+    assert (rendered.exit_code, rendered.stderr) == (0, "")
+    pod = next(d for d in yaml.safe_load_all(rendered.stdout)
+               if d["kind"] == "Job")["spec"]["template"]["spec"]
+    assert pod["terminationGracePeriodSeconds"] == 60
+    typo = run("render", "-f", "-", stdin=named.replace("playground", "playgrond"))
+    assert (typo.exit_code, typo.stdout) == (2, "")
+    assert typo.stderr == ("<stdin>:3:12: unknown profile 'playgrond' (did you mean "
+                           "'playground'?); known profiles: aks, gke, gke-autopilot, "
+                           "karpenter, together, playground\n")

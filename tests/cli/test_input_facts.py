@@ -236,3 +236,8 @@ def test_labels_are_counted_once_per_document_and_never_in_comments() -> None:
     assert scan([raw, raw], ["karpenter.sh/capacity-type", "cloud.google.com/"]).labels == {
         "karpenter.sh/capacity-type": 4}
     assert scan([b"x: 1\n"], ["karpenter.sh/capacity-type"]).labels == {}
+    # a URL or a longer name is no use of a label
+    url = b"metadata: {annotations: {docs: 'https://cloud.google.com/kubernetes-engine'}}\n"
+    assert scan([url, b"a: storage.cloud.google.com/x\n"], ["cloud.google.com/"]).labels == {}
+    assert scan([b"- cloud.google.com/gke-spot\n"], ["cloud.google.com/"]).labels == {
+        "cloud.google.com/": 1}

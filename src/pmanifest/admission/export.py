@@ -140,7 +140,10 @@ def header(catalogue: dict[str, RuleMeta], options: ExportOptions) -> str:
         f"pmanifest {__version__} export admission: {len(rules)} ValidatingAdmissionPolicies "
         f"({', '.join(m.id for m in rules)}) and their bindings (action {options.action})",
         f"profile {profile.name}: preemptible nodes carry {profile.label_key}="
-        f"{profile.label_value}, grace-period cap {profile.grace_period_cap} s",
+        f"{profile.label_value}, grace-period cap {profile.grace_period_cap} s"
+        + (f"; never preemptible: {', '.join(c.key for c in profile.standard_capacity)} (a "
+           "ComputeClass is not read here: a pod that selects one can be on Spot)"
+           if profile.standard_capacity else ""),
         "judged on CREATE and UPDATE: " + ", ".join(c.name for c in covered()),
         "objects made by a controller of those kinds (a Deployment's ReplicaSets and Pods, a "
         "Job's Pods) are judged through their owner",

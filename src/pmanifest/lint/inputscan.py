@@ -36,7 +36,9 @@ def scan(raws: Iterable[bytes], keys: Iterable[str]) -> InputFacts:
         if found:
             starts = [0, *(m + 1 for m in _all(raw, b"\n---"))]
             for key in found:
-                labels[key.decode("utf-8")] += len(_documents(raw, key, starts))
+                used = len(_documents(raw, key, starts))
+                if used:
+                    labels[key.decode("utf-8")] += used
         if COMPUTE_CLASS in raw:
             classes.update(compute_classes(raw))
     return InputFacts(dict(labels), tuple(sorted(n for n, on_demand in classes.items()
@@ -51,12 +53,19 @@ def _all(raw: bytes, text: bytes) -> Iterator[int]:
 
 
 def _documents(raw: bytes, key: bytes, starts: list[int]) -> set[int]:
-    """The documents (by their place in ``starts``) where ``key`` is written outside a
-    comment."""
+    """The documents (by their place in ``starts``) where ``key`` is written as a label key
+    or value outside a comment (not inside a longer name or a URL: ``https://cloud.google.com/``
+    names no label)."""
     import bisect
 
     return {bisect.bisect_right(starts, at) for at in _all(raw, key)
-            if b"#" not in raw[raw.rfind(b"\n", 0, at) + 1:at]}
+            if raw[at - 1:at] not in _NAME_BYTES
+            and b"#" not in raw[raw.rfind(b"\n", 0, at) + 1:at]}
+
+
+# bytes that continue a name: a key found right after one is part of something longer
+_NAME_BYTES = frozenset(bytes([c]) for c in
+                        b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789./-_")
 
 
 def on_demand_classes(raw: bytes) -> tuple[str, ...]:

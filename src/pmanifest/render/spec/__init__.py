@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from pmanifest.errors import SpecError
+from pmanifest.errors import ConfigError, SpecError
 from pmanifest.kube.contract import ROLES
 from pmanifest.kube.profile import DEFAULT_PROFILE, Profile, get_profile
 from pmanifest.loader.documents import YamlProblem, load_single
@@ -67,7 +67,11 @@ def load_spec(text: str, file: str, profile: Profile | None = None,
     integral_floats_to_integers(data)
     named = data.get("cluster", {}).get("profile")
     if profile is None and named is not None:  # --profile wins over cluster.profile
-        profile = resolve(named)
+        try:
+            profile = resolve(named)
+        except ConfigError as exc:  # a name neither built in nor the config's: at its place
+            pos = positions.value_at(("cluster", "profile"))
+            raise SpecError(exc.message, file, pos.line, pos.column) from None
     if profile is None:  # cluster.profile wins over the config's
         profile = fallback or get_profile(DEFAULT_PROFILE)
     return Checker(data, positions, file, profile).spec()

@@ -259,9 +259,11 @@ def _build_schema() -> dict[str, Any]:
                 "type": "object",
                 "additionalProperties": False,
                 "properties": {
-                    "profile": _f({"enum": profile_names()},
+                    "profile": _f({"type": "string", "pattern": "^[a-z][a-z0-9-]*$",
+                                   "examples": profile_names()},
                                   "Provider profile: the label, taint and grace-period cap of "
-                                  "its preemptible nodes. --profile overrides it.",
+                                  "its preemptible nodes; built in, or one of the config's "
+                                  "profiles:. --profile overrides it.",
                                   DEFAULT_PROFILE),
                     "kubernetesVersion": _f({"type": "string", "pattern": r"^v?\d+\.\d+(\.\d+)?$"},
                                             "Kubernetes version whose schema validates the "
