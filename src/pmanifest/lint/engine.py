@@ -154,7 +154,7 @@ def lint_file(raw: bytes, file: str, options: LintOptions, patch_of: str | None 
         if isinstance(item, Broken) and item.problem.templated:  # lint the rendered output
             return FileResult([], 0, passed=TEMPLATE_FILE)
         _lint_item(item, file, lines, rules, options, out, patch_of, assertion, patterns)
-        out.passed[PLACEHOLDER] |= dollar and isinstance(item, Loaded) and holds(item.data)
+        out.passed[PLACEHOLDER] |= dollar and holds(item)
     if SUPPRESSION_MARK in text and options.enabled(SUPPRESSION_RULE):
         out.findings.extend(_comment_findings(file, lines, options, _checked(rules, out),
                                               out.used, out.findings))

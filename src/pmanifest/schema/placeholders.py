@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from pmanifest.loader.documents import Broken, Loaded
+
 _NAME = r"[A-Za-z_]\w*"
 # ${NAME}, with a shell default or check (:-, -, :=, =, :?, ?, :+, +), or $NAME
 _BODY = rf"\$\{{{_NAME}(?::?[-=?+][^}}\n]*)?\}}|\${_NAME}"
@@ -38,10 +40,12 @@ def may_hold(text: str) -> bool:
     return False
 
 
-def holds(data: Any) -> bool:
+def holds(item: Loaded | Broken) -> bool:
     """Does a document hold a value that is wholly a shell-style placeholder (a quoted
     ``{{ }}`` is not looked for: Argo Workflows substitute theirs when they run)?"""
-    stack = [data]
+    if not isinstance(item, Loaded) or not item.dollar:  # (its text has no $ at all)
+        return False
+    stack = [item.data]
     while stack:
         node = stack.pop()
         if isinstance(node, dict):
