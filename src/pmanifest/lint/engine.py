@@ -44,12 +44,12 @@ from pmanifest.lint.suppress import (
     suppressing_line,
     unused_comments,
 )
-from pmanifest.lint.testharness import is_pattern
+from pmanifest.lint.testharness import is_pattern, may_hold_pattern
 from pmanifest.loader.documents import Broken, Loaded, YamlProblem, decode, load_documents
 from pmanifest.loader.positions import Pos, dotted
 from pmanifest.rules import Context, Hit, ObjectContext, Rule, registry
 from pmanifest.schema.kubernetes import DEFAULT_KUBERNETES_VERSION
-from pmanifest.schema.placeholders import holds_placeholders as holds
+from pmanifest.schema.placeholders import holds, may_hold
 
 if TYPE_CHECKING:
     from pmanifest.cluster.demand import Demand
@@ -149,12 +149,12 @@ def lint_file(raw: bytes, file: str, options: LintOptions, patch_of: str | None 
     rules = [r for r in registry().values() if r.check is not None
              and r.applies in ("workload", "object") and options.enabled(r.meta.id)]
     out = _Collected()
-    patterns, dollar = "(" in text, "$" in text  # (a JMESPath key, a placeholder needs one)
+    patterns, dollar = may_hold_pattern(text), may_hold(text)  # (cheap tests first)
     for item in load_documents(text, foreign_tags=True, kustomize=selector_labels is not None):
         if isinstance(item, Broken) and item.problem.templated:  # lint the rendered output
             return FileResult([], 0, passed=TEMPLATE_FILE)
         _lint_item(item, file, lines, rules, options, out, patch_of, assertion, patterns)
-        out.passed[PLACEHOLDER] |= dollar and isinstance(item, Loaded) and holds(item.data)
+        out.passed[PLACEHOLDER] |= dollar and holds(item)
     if SUPPRESSION_MARK in text and options.enabled(SUPPRESSION_RULE):
         out.findings.extend(_comment_findings(file, lines, options, _checked(rules, out),
                                               out.used, out.findings))

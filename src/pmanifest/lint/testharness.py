@@ -42,6 +42,7 @@ BLOCKS = ("try", "catch", "finally", "cleanup")
 # a key that is a JMESPath expression: parenthesised (after chainsaw's `~` iteration marker)
 # and more than a field name (Kyverno's anchors, `(name)`, are field names)
 _EXPRESSION = re.compile(r"^~?[\w.-]*\((.*)\)$", re.DOTALL)
+_OPENERS = ("(", "~")
 _FIELD = re.compile(r"^[A-Za-z_][\w.-]*$")
 
 
@@ -184,6 +185,23 @@ def _text(path: str) -> str | None:
         return None
 
 
+# where a key may end in a parenthesis: `)` right before a key's colon (found fast: a literal)
+_CLOSE = re.compile(r"\)[\"']?[ \t]*:(?:[ \t]|$)", re.MULTILINE)
+
+
+def may_hold_pattern(text: str) -> bool:
+    """Can a document of ``text`` hold a JMESPath key (a cheap test before the walk): a line
+    (or a list item, or a flow mapping) that starts a key with a parenthesis (or chainsaw's
+    ``~``) and closes it right before the colon?"""
+    if "(" not in text:
+        return False
+    for match in _CLOSE.finditer(text):
+        head = text[text.rfind("\n", 0, match.start()) + 1:match.start()].lstrip(" \t-")
+        if head[:1] in _OPENERS or "{(" in head or ", (" in head:
+            return True
+    return False
+
+
 def is_pattern(data: Any) -> bool:
     """Does a document hold a JMESPath expression as a key (a chainsaw assertion tree)?"""
     stack = [data]
@@ -191,7 +209,7 @@ def is_pattern(data: Any) -> bool:
         node = stack.pop()
         if isinstance(node, dict):
             for key, value in node.items():
-                if isinstance(key, str) and _is_expression(key):
+                if isinstance(key, str) and key[:1] in _OPENERS and _is_expression(key):
                     return True
                 stack.append(value)
         elif isinstance(node, list):

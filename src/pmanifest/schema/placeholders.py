@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from pmanifest.loader.documents import Broken, Loaded
+
 _NAME = r"[A-Za-z_]\w*"
 # ${NAME}, with a shell default or check (:-, -, :=, =, :?, ?, :+, +), or $NAME
 _BODY = rf"\$\{{{_NAME}(?::?[-=?+][^}}\n]*)?\}}|\${_NAME}"
@@ -24,10 +26,26 @@ def is_placeholder(value: Any) -> bool:
     return isinstance(value, str) and WHOLE.fullmatch(value.strip()) is not None
 
 
-def holds_placeholders(data: Any) -> bool:
+_START = re.compile(r"\$[{A-Za-z_]")  # a placeholder starts (found fast: a literal $)
+_BEFORE = re.compile(r"""[:\-\[{,][ \t]*["']?$""")  # ... where a value starts, after it
+
+
+def may_hold(text: str) -> bool:
+    """Can a document of ``text`` hold a value that is wholly a shell-style placeholder (a
+    cheap test before the walk: a value that starts with one)?"""
+    for match in _START.finditer(text):
+        start = match.start()
+        if _BEFORE.search(text, max(0, start - 8), start) is not None:
+            return True
+    return False
+
+
+def holds(item: Loaded | Broken) -> bool:
     """Does a document hold a value that is wholly a shell-style placeholder (a quoted
     ``{{ }}`` is not looked for: Argo Workflows substitute theirs when they run)?"""
-    stack = [data]
+    if not isinstance(item, Loaded) or not item.dollar:  # (its text has no $ at all)
+        return False
+    stack = [item.data]
     while stack:
         node = stack.pop()
         if isinstance(node, dict):
