@@ -67,10 +67,12 @@ class Tracer(threading.Thread):
     """Attaches to ``pid``; on PID 1's exit calls ``at_exit`` (the survivor snapshot)."""
 
     def __init__(self, pid: int, at_exit: Callable[[], tuple[str, ...]],
-                 term_when: str | None) -> None:
+                 term_when: str | None, mark: bool = False) -> None:
         """``term_when``: None, "caught" (TERM once the tracee catches it) or "forked" (once
-        it catches TERM and has a child)."""
+        it catches TERM and has a child); ``mark``: SIGUSR1 (what the rendered preStop hook
+        sends PID 1) right before that TERM."""
         super().__init__(daemon=True)
+        self.mark = mark
         self.pid = pid
         self.at_exit = at_exit
         self.term_when = term_when
@@ -119,6 +121,8 @@ class Tracer(threading.Thread):
                 if stepping and catches_term(self.pid) and (
                         self.term_when == "caught" or has_child(self.pid)):
                     stepping = False
+                    if self.mark:  # the rendered preStop hook's mark comes first
+                        os.kill(self.pid, signal.SIGUSR1)
                     os.kill(self.pid, signal.SIGTERM)  # from outside, as the kubelet does
                     self.term_time = time.monotonic()
                     self.term_sent.set()

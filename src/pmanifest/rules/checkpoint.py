@@ -115,8 +115,8 @@ def no_checkpoint_handler(context: Context) -> Iterable[Hit]:
     if workload.role != "worker" or workload.recovers or not workload.placement.only_preemptible:
         return
     shells = [s for s in shells_of(workload) if not s.container.init]
-    if not shells or any(s.term_handlers or s.facts.opaque or s.prestop is not None
-                         for s in shells):
+    if not shells or any(s.term_handlers or s.facts.opaque
+                         or (s.prestop is not None and not s.hook_marks_only) for s in shells):
         return  # (an opaque script may well trap TERM: PM006 says it was not read)
     first = shells[0].container
     path = (*first.path, "name") if "name" in first.data else first.path

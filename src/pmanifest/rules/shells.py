@@ -41,6 +41,15 @@ class Shell(NamedTuple):
     # pmanifest's supervisor whose TERM handler only stops the main: mode none (no
     # checkpoint) or prestop (the preStop hook checkpoints)
     no_checkpoint: bool = False
+    supervised: bool = False  # runs pmanifest's supervisor, in any mode
+
+    @property
+    def hook_marks_only(self) -> bool:
+        """A preStop exec hook that does no work in a container under pmanifest's
+        supervisor: it only tells the supervisor the pod is being terminated (the rendered
+        `kill -USR1 1`), which triggers no checkpoint."""
+        return (self.supervised and self.prestop is not None and self.prestop.action == "exec"
+                and not self.prestop.does_work)
 
     @property
     def term_handlers(self) -> tuple[Trap, ...]:
@@ -80,9 +89,10 @@ def _read_shells(workload: Workload) -> Iterator[Shell]:
             script_path = (*container.path, *found[0])
             facts = analyse(found[1])
         argv = container_argv(container.data)
+        mode = supervisor_mode(argv)
         yield Shell(container, script_path, facts, prestop_of(container.data),
-                     script_shell(argv),
-                     supervisor_mode(argv) in (SUPERVISOR_NO_CHECKPOINT, SUPERVISOR_AFTER_HOOK))
+                    script_shell(argv), mode in (SUPERVISOR_NO_CHECKPOINT, SUPERVISOR_AFTER_HOOK),
+                    mode is not None)
 
 
 def checkpoints(workload: Workload, found: Iterable[Shell]) -> bool:
