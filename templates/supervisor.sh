@@ -7,7 +7,7 @@
 #   prestop  the preStop hook has checkpointed already: TERM the main's processes, wait
 #   none     no checkpoint: TERM the main's processes, wait
 # "The pod is terminated": a SIGTERM that follows the preStop hook's mark, a SIGUSR1 to PID 1
-# (the rendered hook sends it first). The kubelet runs a container's preStop hook before its
+# (the rendered hook sends it first, until PID 1 shows it taken: USR1 then ignored). The kubelet runs a container's preStop hook before its
 # TERM for every termination it starts (kuberuntime_container.go, killContainer: the hook
 # runs whenever one is set and the grace period is not 0, whatever the reason), so a TERM
 # without the mark came from inside the container (`trap 'kill 0' EXIT` in a launcher,
@@ -46,7 +46,9 @@
 # shellcheck disable=SC2329 # the functions run from the traps
 trap 'exit 143' TERM  # first statement: a TERM before the main has started ends here
 pm_begun='' pm_trapped=''
-trap 'pm_begun=1 pm_trapped=1' USR1  # the preStop hook's mark: the kubelet terminates the pod
+# the preStop hook's mark: the kubelet terminates the pod. Then USR1 is ignored, which the hook
+# reads in /proc/1/status: it sends the mark again until it sees it taken
+trap 'pm_begun=1 pm_trapped=1; trap "" USR1' USR1
 pm_mode=$1 pm_deadline=$2 pm_n=$3
 case $pm_mode in signal | command | prestop | none) ;; *) pm_mode= ;; esac
 case $pm_deadline in '' | *[!0-9]*) pm_mode= ;; esac
@@ -125,7 +127,7 @@ pm_drive() {  # in the background once the pod is terminated: the checkpoint, th
     pm_before=$pm_list
     (  # the checkpoint: keep the first $pm_n parameters and run them
       trap '' INT QUIT
-      trap - TERM
+      trap - TERM USR1
       pm_i=0 pm_total=$#
       while [ "$pm_i" -lt "$pm_total" ]; do
         [ "$pm_i" -ge "$pm_n" ] || set -- "$@" "$1"
@@ -166,19 +168,19 @@ trap 'pm_on_term "$@"' TERM  # from here on a TERM is acted on in the trap, wher
 pm_child=${pm_child:-$!}  # (a TERM right after the fork has set it, and started others)
 # Wait for the main, again after each trap that interrupts the wait (a status above 128 once
 # a trap ran). Here at the top level, where a trap's "$@" is the script's parameters (in a
-# function it is the function's). If the main was reaped meanwhile, `wait` gives its status,
-# unless the first wait had it: then 127 (an unknown PID), and the first status stands.
+# function it is the function's). A wait for a main reaped meanwhile can come back with no
+# status (127, an unknown PID; bash: -1): then the main ended as the trap's signal came, most
+# likely of that signal, and the interrupted wait's status (128 + it) stands.
+pm_status=''
 while :; do
   pm_trapped=''
   wait "$pm_child"
-  pm_status=$?
-  [ "$pm_status" -gt 128 ] && [ -n "$pm_trapped" ] || break
-  kill -0 "$pm_child" 2>/dev/null && continue  # interrupted: the main still runs
-  pm_trapped=''
-  wait "$pm_child"
   pm_line=$?
-  [ "$pm_line" = 127 ] || pm_status=$pm_line
-  break
+  if [ -n "$pm_status" ]; then
+    case $pm_line in 127 | 255 | -1) pm_line=$pm_status ;; esac
+  fi
+  pm_status=$pm_line
+  [ "$pm_status" -gt 128 ] && [ -n "$pm_trapped" ] || break
 done
 if [ -z "$pm_term" ] && [ -n "$pm_begun" ]; then
   echo "pmanifest-supervisor: the main exited ($pm_status) after the preStop hook started;" \

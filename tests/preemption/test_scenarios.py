@@ -98,6 +98,9 @@ MAINS.update({
     "rc = subprocess.call([sys.executable, '-c', 'import os, sys; "
     "sys.exit(int(os.environ[\"TRAINER_EXIT\"]))'])\nos.killpg(0, signal.SIGTERM)\n"
     "time.sleep(5)\nsys.exit(rc)\n",
+    # dies at the instant of the TERM (its handler exits 0 at once)
+    "exits-at-once-on-term": _UP + "signal.signal(signal.SIGTERM, lambda *_: os._exit(0))\n"
+    + _READY + "time.sleep(60)\n",
     # exits 1 once the preStop hook has started checkpointing (its peers vanished)
     "exits-when-hook-starts": _UP + _READY + "while not os.path.exists(os.environ['MARKER']):\n"
     "    time.sleep(0.01)\nsys.exit(1)\n",
@@ -270,7 +273,7 @@ SCENARIOS = [
              extra=_each_trainer_handler_once, repeat=20),
     # item 7: the main dies at the instant of the TERM; a helper ignoring TERM in a session
     # of its own is not waited for
-    Scenario("term-to-all", "signal", "saves-on-term-exits-0", 143, (0, PROMPT), 1,
+    Scenario("term-to-all", "signal", "exits-at-once-on-term", 143, (0, PROMPT), 0,
              preemption=Preemption(term_all=True), repeat=20),
     Scenario("own-session-helper", "signal", "own-session-helper", 143, (0, PROMPT), 0),
     # item 9: what the checkpoint command put in the background finishes

@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from pmanifest.kube.contract import SIGTERM_EXIT
+from pmanifest.render.context import PRESTOP_MARK
 from pmanifest.render.engine import render_text
 
 
@@ -51,7 +52,7 @@ def test_every_supervised_container_marks_the_termination(checkpoint: Any) -> No
     container = job["spec"]["template"]["spec"]["containers"][0]
     assert container["command"][3] == "pmanifest-supervisor"
     assert container["lifecycle"]["preStop"]["exec"]["command"] == [
-        "/bin/sh", "-c", "kill -USR1 1"]
+        "/bin/sh", "-c", PRESTOP_MARK]
 
 
 def test_a_prestop_checkpoint_is_bounded_below_the_grace_period() -> None:
@@ -59,5 +60,5 @@ def test_a_prestop_checkpoint_is_bounded_below_the_grace_period() -> None:
                                "gracePeriodSeconds": 120, "marginSeconds": 15}})
     hook = job["spec"]["template"]["spec"]["containers"][0]["lifecycle"]["preStop"]["exec"]
     assert hook["command"][0:2] == ["/bin/sh", "-c"]
-    assert hook["command"][2].startswith("kill -USR1 1")
+    assert hook["command"][2].startswith(PRESTOP_MARK)
     assert hook["command"][3:] == ["pmanifest-prestop", "105", "python", "ckpt.py"]

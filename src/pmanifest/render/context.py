@@ -28,9 +28,21 @@ from pmanifest.schema.kubernetes import version_tuple
 # to BOUND seconds (gracePeriodSeconds - marginSeconds) so that the kubelet's TERM, and the
 # supervisor's margin after it, come before its SIGKILL: the kubelet gives an overrunning hook
 # 2 s only (killContainer's minimumGracePeriodInSeconds).
-PRESTOP_MARK = "kill -USR1 1"
-PRESTOP_HOOK = (
-    "kill -USR1 1 2>/dev/null\n"
+# The mark is a handshake: SIGUSR1 to PID 1, again until PID 1 shows USR1 ignored (its trap,
+# once run, ignores further ones), so the mark has been taken before the kubelet's TERM (bash
+# can lose a trap whose signal comes right before another); no sleep: a short spin on /proc.
+PRESTOP_MARK = (
+    "pm_i=0\n"
+    "while [ \"$pm_i\" -lt 3000 ]; do\n"
+    "  [ $((pm_i % 100)) != 0 ] || kill -USR1 1 2>/dev/null || break\n"
+    "  pm_ign=0\n"
+    "  while read -r pm_key pm_value; do\n"
+    "    [ \"$pm_key\" != SigIgn: ] || { pm_ign=${pm_value#\"${pm_value%???}\"}; break; }\n"
+    "  done </proc/1/status\n"
+    "  [ $((0x$pm_ign & 512)) = 0 ] || break  # USR1 (10) ignored: the mark is taken\n"
+    "  pm_i=$((pm_i + 1))\n"
+    "done\n")
+PRESTOP_HOOK = PRESTOP_MARK + (
     "pm_bound=$1\n"
     "shift\n"
     '"$@" &\n'
