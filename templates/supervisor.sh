@@ -119,6 +119,11 @@ pm_busy() {  # as PID 1: is a process of the main's groups still running that TE
   done
   return 1
 }
+pm_alive() {  # $1: a PID; does it run (neither gone nor a zombie)?
+  { read -r pm_line <"/proc/$1/stat"; } 2>/dev/null || return 1
+  pm_fields "$pm_line"
+  [ "$pm_state" != Z ]
+}
 pm_drive() {  # in the background once the pod is terminated: the checkpoint, then the TERM
   { read -r pm_line </proc/self/stat; } 2>/dev/null
   pm_me=${pm_line%% *}
@@ -180,8 +185,8 @@ while :; do
     case $pm_line in 127 | 255 | -1) pm_line=$pm_status ;; esac
   fi
   pm_status=$pm_line
-  [ "$pm_status" -gt 128 ] && [ -n "$pm_trapped" ] || break
-done
+  [ "$pm_status" -gt 128 ] && [ -n "$pm_trapped" ] && [ -z "$pm_term" ] || break
+done  # (once the pod is terminated, the main is waited for below, without `wait`)
 if [ -z "$pm_term" ] && [ -n "$pm_begun" ]; then
   echo "pmanifest-supervisor: the main exited ($pm_status) after the preStop hook started;" \
     "waiting for the kubelet's SIGTERM" >&2
@@ -191,10 +196,13 @@ if [ -z "$pm_term" ] && [ -n "$pm_begun" ]; then
   done
 fi
 if [ -n "$pm_term" ]; then  # the pod is being terminated: the outcome is 143
-  while kill -0 "$pm_driver" 2>/dev/null; do wait "$pm_driver"; done  # (TERM is ignored)
-  pm_tick=0.2  # as PID 1, wait for what the main left running too (a launcher's trainer)
-  while [ "$pm_self" = 1 ] && kill -0 "$pm_watchdog" 2>/dev/null && pm_busy; do
-    sleep "$pm_tick" 2>/dev/null || pm_tick=1
+  # the main and the driver (the checkpoint, then the TERM), and as PID 1 what the main left
+  # running (a launcher's trainer), until the deadline. Polled, not waited for: bash's `wait`
+  # for a child reaped while a trap ran can block until every other child has ended.
+  pm_tick=0.2
+  while pm_alive "$pm_watchdog" && { pm_alive "$pm_child" ||
+    pm_alive "$pm_driver" || { [ "$pm_self" = 1 ] && pm_busy; }; }; do
+    sleep "$pm_tick" 2>/dev/null || pm_tick=1  # whole seconds where fractions are refused
   done
   pm_child=$pm_watchdog
   pm_signal KILL  # the watchdog, and as PID 1 whatever is left
