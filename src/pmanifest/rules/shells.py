@@ -22,6 +22,7 @@ from pmanifest.shell import (
     container_script,
     prestop_of,
     script_shell,
+    supervised_script,
     supervisor_mode,
 )
 
@@ -42,6 +43,8 @@ class Shell(NamedTuple):
     # checkpoint) or prestop (the preStop hook checkpoints)
     no_checkpoint: bool = False
     supervised: bool = False  # runs pmanifest's supervisor, in any mode
+    # the script of the main the supervisor starts (path from the document root, facts)
+    main_script: tuple[Path, ScriptFacts] | None = None
 
     @property
     def hook_marks_only(self) -> bool:
@@ -90,9 +93,13 @@ def _read_shells(workload: Workload) -> Iterator[Shell]:
             facts = analyse(found[1])
         argv = container_argv(container.data)
         mode = supervisor_mode(argv)
+        main = supervised_script(container.data)
+        main_script = None
+        if main is not None and isinstance(main[1], str):
+            main_script = ((*container.path, *main[0]), analyse(main[1]))
         yield Shell(container, script_path, facts, prestop_of(container.data),
                     script_shell(argv), mode in (SUPERVISOR_NO_CHECKPOINT, SUPERVISOR_AFTER_HOOK),
-                    mode is not None)
+                    mode is not None, main_script)
 
 
 def checkpoints(workload: Workload, found: Iterable[Shell]) -> bool:
