@@ -119,6 +119,11 @@ pm_busy() {  # as PID 1: is a process of the main's groups still running that TE
   done
   return 1
 }
+pm_tock() {  # sleeps a tick: whole seconds where fractions are refused (status 1, not a
+  # signal's: a tick killed at the deadline keeps its length)
+  sleep "$pm_tick" 2>/dev/null
+  [ "$?" != 1 ] || pm_tick=1
+}
 pm_alive() {  # $1: a PID; does it run (neither gone nor a zombie)?
   { read -r pm_line <"/proc/$1/stat"; } 2>/dev/null || return 1
   pm_fields "$pm_line"
@@ -192,7 +197,8 @@ if [ -z "$pm_term" ] && [ -n "$pm_begun" ]; then
     "waiting for the kubelet's SIGTERM" >&2
   pm_tick=0.2
   while [ -z "$pm_term" ]; do
-    sleep "$pm_tick" 2>/dev/null || pm_tick=1  # whole seconds where fractions are refused
+    sleep "$pm_tick" 2>/dev/null  # (here, not in pm_tock: a TERM trap needs the script's "$@")
+    [ "$?" != 1 ] || pm_tick=1
   done
 fi
 if [ -n "$pm_term" ]; then  # the pod is being terminated: the outcome is 143
@@ -202,7 +208,7 @@ if [ -n "$pm_term" ]; then  # the pod is being terminated: the outcome is 143
   pm_tick=0.2
   while pm_alive "$pm_watchdog" && { pm_alive "$pm_child" ||
     pm_alive "$pm_driver" || { [ "$pm_self" = 1 ] && pm_busy; }; }; do
-    sleep "$pm_tick" 2>/dev/null || pm_tick=1  # whole seconds where fractions are refused
+    pm_tock  # (a tick)
   done
   pm_child=$pm_watchdog
   pm_signal KILL  # the watchdog, and as PID 1 whatever is left
