@@ -246,7 +246,7 @@ SCENARIOS = [
     Scenario("term-before-main", "command", "sleeps", 143, (0, PROMPT), 0, "quick",
              preemption=Preemption(before_main=True), extra=_main_never_started),
     Scenario("term-after-fork", "command", "sleeps", 143, (0, PROMPT), 1, "quick",
-             preemption=Preemption(after_fork=True)),
+             preemption=Preemption(after_fork=True), repeat=20),
     Scenario("prestop-exec-python", "prestop", "sleeps", 143, (0.5, PROMPT), 1, "half-second"),
     Scenario("argv-and-signals", "command", "dumps-argv", 143, (0, PROMPT), 1, "dumps-argv",
              extra=_argv_and_signals),
