@@ -172,10 +172,10 @@ def test_exec_that_keeps_the_trap(script: str) -> None:
 def test_generated_supervisor_is_clean() -> None:
     text = SUPERVISOR.read_text(encoding="utf-8")
     facts = analyse(text)
-    # 'exit 143' (before the main starts), then pm_preempt, which acts on the TERM from inside
+    # 'exit 143' (before the main starts), then pm_on_term, which acts on the TERM from inside
     # the trap; trap '' TERM ignores, no handler
     rows = [i for i, line in enumerate(text.splitlines())
-            if line.startswith(("trap 'exit 143' TERM", "trap 'pm_preempt \"$@\"' TERM"))]
+            if line.startswith(("trap 'exit 143' TERM", "trap 'pm_on_term \"$@\"' TERM"))]
     assert [t.loc.row for t in facts.traps] == rows and len(rows) == 2
     assert not any(_exits_zero(t) for t in facts.traps)
     # its only work: the checkpoint command of mode command, in a background subshell

@@ -103,7 +103,8 @@ def _preempt(shell: Shell, work: Path, grace: int, margin: int
         argv = [kubelet.expand(str(a), env).replace(f"trainer-rendezvous:{port}",
                                                     f"127.0.0.1:{port}")
                 for a in [*worker["command"], *worker["args"]]]
-        container = {"command": argv, "env": [{"name": k, "value": v} for k, v in env.items()]}
+        container = {"command": argv, "env": [{"name": k, "value": v} for k, v in env.items()],
+                     "lifecycle": worker["lifecycle"]}  # the preStop mark the kubelet runs
         outcome = run(container, shell, work, grace=grace,
                       preemption=Preemption(ready=ckpt / "ready"),
                       checkpoint_log=ckpt / "handlers.log", timeout=READY_SECONDS)

@@ -15,11 +15,14 @@ KUBERNETES_DEFAULT_GRACE = 30
 
 
 def rendered(main: list[str], *, mode: str, grace: int, margin: int,
-             checkpoint: list[str] | None = None, env: dict[str, str] | None = None
-             ) -> tuple[dict[str, Any], int]:
-    """(container, terminationGracePeriodSeconds) of a worker whose checkpoint is ``mode``:
-    signal, command, prestop (a preStop hook) or none (no checkpoint)."""
+             checkpoint: list[str] | None = None, env: dict[str, str] | None = None,
+             probes: dict[str, Any] | None = None
+             ) -> tuple[dict[str, Any], int, dict[str, Any]]:
+    """(container, terminationGracePeriodSeconds, the Job) of a worker whose checkpoint is
+    ``mode``: signal, command, prestop (a preStop hook) or none (no checkpoint)."""
     worker: dict[str, Any] = {"name": "w", "image": "x", "command": main, "env": env or {}}
+    if probes:
+        worker["probes"] = probes
     if mode != "none":
         body: dict[str, Any] = {"trigger": "preStop" if mode == "prestop" else "sigterm",
                                 "gracePeriodSeconds": grace, "marginSeconds": margin}
@@ -33,4 +36,5 @@ def rendered(main: list[str], *, mode: str, grace: int, margin: int,
     [job] = [o for o in yaml.safe_load_all(text) if o["kind"] == "Job"]
     pod = job["spec"]["template"]["spec"]
     container: dict[str, Any] = pod["containers"][0]
-    return container, pod.get("terminationGracePeriodSeconds", KUBERNETES_DEFAULT_GRACE)
+    return (container, pod.get("terminationGracePeriodSeconds", KUBERNETES_DEFAULT_GRACE),
+            job)

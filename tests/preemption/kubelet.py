@@ -4,7 +4,8 @@ The container (a dict as it appears in the rendered YAML: ``command``, ``args``,
 ``lifecycle.preStop.exec.command``) starts as PID 1 of a new PID namespace (``unshare --pid
 --fork --mount-proc``, as root), with ``/bin/sh`` bind-mounted, in that mount namespace only,
 to the shell under test. On preemption the preStop command runs inside the container
-(``nsenter`` into the PID and mount namespaces of its PID 1), then SIGTERM goes to PID 1 from
+(``nsenter`` into the PID and mount namespaces of its PID 1; the kubelet runs it for every
+termination it starts, preemption or liveness-probe kill), then SIGTERM goes to PID 1 from
 outside (where PID 1 drops what it has no handler for, as under a real runtime), and SIGKILL
 follows when the grace period, counted from the start of the preemption, is over.
 
@@ -35,8 +36,12 @@ from .tracer import Tracer
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root: unshare --pid, ptrace")
 
 # PID 1 of the namespace starts as this helper: mount the shell under test over /bin/sh, wait
-# until the tracer is attached (the FIFO), then become the container's command.
-_HELPER = 'mount --bind "$1" /bin/sh || exit 125; read -r _ < "$2"; shift 2; exec "$@"'
+# until the tracer is attached (the FIFO), then become the container's command, in a session
+# of its own as a runtime starts it (runc's init calls setsid): a `kill 0` inside then
+# reaches the container's processes, not the test's (setsid does not fork: the helper leads
+# no group).
+_HELPER = ('mount --bind "$1" /bin/sh || exit 125; read -r _ < "$2"; shift 2; '
+           'exec setsid "$@"')
 _PF_EXITING = 0x4
 _SIGKILL_BIT = 1 << (signal.SIGKILL - 1)
 
@@ -68,6 +73,9 @@ class Preemption:
     term_twice: bool = False  # a second SIGTERM 0.2 s after the first
     before_main: bool = False  # SIGTERM as soon as PID 1 catches TERM, before another command
     after_fork: bool = False  # SIGTERM as soon as PID 1, catching TERM, has forked (the main)
+    # SIGTERM to every process of the container at once (PID 1 first), as a TERM to the whole
+    # tree would: the main dies at the instant PID 1 gets its TERM
+    term_all: bool = False
 
 
 @dataclass(frozen=True)
@@ -90,7 +98,7 @@ def run(container: dict[str, Any], shell: Shell, workdir: Path, *, grace: float,
     term_when = None
     if preemption is not None and (preemption.before_main or preemption.after_fork):
         term_when = "caught" if preemption.before_main else "forked"
-    pod = _Pod(argv, env, shell, workdir, term_when=term_when)
+    pod = _Pod(argv, env, shell, workdir, term_when=term_when, mark=pre_stop is not None)
     try:
         return pod.run(grace, preemption, pre_stop, checkpoint_log, timeout)
     finally:
@@ -99,7 +107,7 @@ def run(container: dict[str, Any], shell: Shell, workdir: Path, *, grace: float,
 
 class _Pod:
     def __init__(self, argv: list[str], env: dict[str, str], shell: Shell, workdir: Path, *,
-                 term_when: str | None) -> None:
+                 term_when: str | None, mark: bool) -> None:
         self.env = env
         self.workdir = workdir
         fifo = workdir / ".kubelet-start"
@@ -119,7 +127,7 @@ class _Pod:
         if int(blocked, 16):
             raise RuntimeError(f"PID 1 starts with signals blocked ({blocked}); a runtime "
                                "starts it with none")
-        self.tracer = Tracer(self.pid1, self.survivors, term_when=term_when)
+        self.tracer = Tracer(self.pid1, self.survivors, term_when=term_when, mark=mark)
         self.tracer.start()
         self.tracer.attached.wait(10)
         if self.tracer.error is not None:
@@ -164,6 +172,10 @@ class _Pod:
         if pre_stop is not None:
             self.run_hook(pre_stop, grace)
         os.kill(self.pid1, signal.SIGTERM)
+        if preemption.term_all:
+            for entry in self.survivors():
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(int(entry.split(":")[0]), signal.SIGTERM)
         if preemption.term_twice and not self.tracer.exited.wait(0.2):
             os.kill(self.pid1, signal.SIGTERM)
         return start

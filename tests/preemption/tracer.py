@@ -67,10 +67,12 @@ class Tracer(threading.Thread):
     """Attaches to ``pid``; on PID 1's exit calls ``at_exit`` (the survivor snapshot)."""
 
     def __init__(self, pid: int, at_exit: Callable[[], tuple[str, ...]],
-                 term_when: str | None) -> None:
+                 term_when: str | None, mark: bool = False) -> None:
         """``term_when``: None, "caught" (TERM once the tracee catches it) or "forked" (once
-        it catches TERM and has a child)."""
+        it catches TERM and has a child); ``mark``: SIGUSR1 (what the rendered preStop hook
+        sends PID 1) right before that TERM."""
         super().__init__(daemon=True)
+        self.mark = mark
         self.pid = pid
         self.at_exit = at_exit
         self.term_when = term_when
@@ -96,6 +98,7 @@ class Tracer(threading.Thread):
     def _trace(self) -> None:
         _ptrace(PTRACE_SEIZE, self.pid, PTRACE_O_TRACEEXIT | PTRACE_O_TRACESYSGOOD)
         stepping = self.term_when is not None
+        marking = False
         if stepping:  # a seized tracee runs on: stop it once to step it from there; the
             _ptrace(PTRACE_INTERRUPT, self.pid)  # container goes on after that stop
         else:
@@ -116,16 +119,38 @@ class Tracer(threading.Thread):
                 return
             if sig == SYSCALL_STOP:
                 sig = 0
-                if stepping and catches_term(self.pid) and (
+                if marking and ignores_usr1(self.pid):
+                    stepping = marking = False
+                    self._term()
+                elif stepping and not marking and catches_term(self.pid) and (
                         self.term_when == "caught" or has_child(self.pid)):
-                    stepping = False
-                    os.kill(self.pid, signal.SIGTERM)  # from outside, as the kubelet does
-                    self.term_time = time.monotonic()
-                    self.term_sent.set()
+                    if self.mark and self.term_when == "forked":
+                        # the rendered preStop hook's mark first, and the TERM once PID 1
+                        # has taken it (it then ignores USR1), as the hook waits for that
+                        marking = True
+                        os.kill(self.pid, signal.SIGUSR1)
+                    else:
+                        stepping = False
+                        self._term()
             elif event != 0:
                 sig = 0  # a group-stop or another event: resume without a signal
             self.attached.set()  # stopped at least once: stepping starts before it runs on
             _ptrace(PTRACE_SYSCALL if stepping else PTRACE_CONT, self.pid, sig)
+
+
+    def _term(self) -> None:
+        os.kill(self.pid, signal.SIGTERM)  # from outside, as the kubelet does
+        self.term_time = time.monotonic()
+        self.term_sent.set()
+
+
+def ignores_usr1(pid: int) -> bool:
+    """Whether ``pid`` ignores SIGUSR1 (its SigIgn mask): the supervisor's trap has run."""
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("SigIgn:"):
+                return bool(int(line.split()[1], 16) >> (signal.SIGUSR1 - 1) & 1)
+    return False
 
 
 def _exit_code(status: int) -> int:

@@ -110,4 +110,6 @@ def test_hostile_text_arrives_unchanged(env_value: str, arg: str, ckpt_text: str
                                         str(len(ckpt_argv)), *ckpt_argv]
     else:
         assert train["command"][3:] == ["pmanifest-supervisor", "prestop", "10", "0"]
-        assert train["lifecycle"]["preStop"]["exec"]["command"] == ckpt_argv
+        # the hook: the supervisor's mark, then the checkpoint bounded below the grace period
+        hook = train["lifecycle"]["preStop"]["exec"]["command"]
+        assert hook[3:] == ["pmanifest-prestop", "290", *ckpt_argv]

@@ -283,6 +283,12 @@ REFUSED: list[tuple[str, str, str]] = [
      "<stdin>:44:9: podTemplate cannot set restartPolicy: pmanifest sets it from the role "
      "(Never for a worker, which its podFailurePolicy needs; a Deployment's is Always); "
      "remove it"),
+    ("a shared process namespace",
+     _with(SHIPPED, "shareProcessNamespace", "true"),
+     "<stdin>:44:9: podTemplate cannot share the pod's process namespace: the termination "
+     "supervisor must be PID 1, which the preStop hook signals to mark a termination "
+     "(shared, PID 1 is the pause process, and the kubelet's TERM would be taken for one "
+     "from inside the container); remove it"),
     ("the supervisor's command",
      _with(SHIPPED, "containers", "[{name: finetune, command: [python, train.py]}]"),
      "<stdin>:44:39: podTemplate cannot set command of the main container: it is the main's "
@@ -398,3 +404,11 @@ def test_only_a_different_value_is_a_change(value: str, message: str | None) -> 
         assert (code, err) == (0, "")
     else:
         assert (code, objects, err) == (2, [], message + "\n")
+
+
+def test_a_process_namespace_that_is_not_shared_is_accepted() -> None:
+    """shareProcessNamespace: false keeps the supervisor PID 1: nothing to refuse."""
+    code, objects, stderr = _render(_with(SHIPPED, "shareProcessNamespace", "false"))
+    assert code == 0, stderr
+    [job] = [o for o in objects if o["kind"] == "Job"]
+    assert job["spec"]["template"]["spec"]["shareProcessNamespace"] is False

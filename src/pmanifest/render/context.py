@@ -22,6 +22,39 @@ from pmanifest.render.spec.model import DEFAULT_MARGIN_SECONDS
 from pmanifest.render.spec.pod import main_resources
 from pmanifest.schema.kubernetes import version_tuple
 
+# The preStop hook of a supervised container marks the termination for the supervisor (PID 1,
+# templates/supervisor.sh): a TERM that follows the mark is the kubelet's, one without it came
+# from inside the container. With trigger preStop the hook then runs the checkpoint, bounded
+# to BOUND seconds (gracePeriodSeconds - marginSeconds) so that the kubelet's TERM, and the
+# supervisor's margin after it, come before its SIGKILL: the kubelet gives an overrunning hook
+# 2 s only (killContainer's minimumGracePeriodInSeconds).
+# The mark is a handshake: SIGUSR1 to PID 1, again until PID 1 shows USR1 ignored (its trap,
+# once run, ignores further ones), so the mark has been taken before the kubelet's TERM (bash
+# can lose a trap whose signal comes right before another); no sleep: a short spin on /proc.
+PRESTOP_MARK = (
+    "pm_i=0\n"
+    "while [ \"$pm_i\" -lt 3000 ]; do\n"
+    "  [ $((pm_i % 100)) != 0 ] || kill -USR1 1 2>/dev/null || break\n"
+    "  pm_ign=0\n"
+    "  while read -r pm_key pm_value; do\n"
+    "    [ \"$pm_key\" != SigIgn: ] || { pm_ign=${pm_value#\"${pm_value%???}\"}; break; }\n"
+    "  done </proc/1/status\n"
+    "  [ $((0x$pm_ign & 512)) = 0 ] || break  # USR1 (10) ignored: the mark is taken\n"
+    "  pm_i=$((pm_i + 1))\n"
+    "done\n")
+PRESTOP_HOOK = PRESTOP_MARK + (
+    "pm_bound=$1\n"
+    "shift\n"
+    '"$@" &\n'
+    "pm_ckpt=$!\n"
+    '(sleep "$pm_bound"; echo "pmanifest-prestop: the checkpoint still runs after'
+    ' ${pm_bound}s; SIGKILL" >&2; kill -KILL "$pm_ckpt") &\n'
+    "pm_dog=$!\n"
+    'wait "$pm_ckpt"\n'
+    "pm_status=$?\n"
+    'kill "$pm_dog" 2>/dev/null\n'
+    'exit "$pm_status"\n')
+PRESTOP_NAME = "pmanifest-prestop"  # $0 of the hook with trigger preStop
 POD_REPLACEMENT_SINCE = (1, 29)  # podReplacementPolicy beta, on by default (GA 1.34)
 # Before 1.29 the OpenAPI schema marks onPodConditions required in every podFailurePolicy rule,
 # even in an onExitCodes rule; the API server accepts an empty list there.
@@ -73,9 +106,31 @@ def _job_context(w: WorkloadSpec, version: str) -> dict[str, Any]:
         "pod_replacement_policy": (
             "Failed" if version_tuple(version) >= POD_REPLACEMENT_SINCE else None),
         "handler_exit_code": SIGTERM_EXIT,
+        # 143 alone (no DisruptionTarget) is ignored only where the kubelet cannot have killed
+        # the container for a probe (it runs the preStop hook for a probe kill too)
+        "exit_code_fallback": exit_code_fallback(w),
         "disruption_condition": DISRUPTION_TARGET,  # the pod condition a drain sets
         "empty_pod_conditions": version_tuple(version) < CONDITIONS_OPTIONAL_SINCE,
     }
+
+
+def exit_code_fallback(w: WorkloadSpec) -> bool:
+    """Whether the supervisor's 143 can only mean a termination that is no failure: the
+    kubelet also kills a container whose liveness or startup probe fails, preStop hook first,
+    and nothing in the container tells that kill from a preemption's."""
+    return not any(kind in w.runtime.probes for kind in ("liveness", "startup"))
+
+
+def pre_stop_hook(w: WorkloadSpec, supervised: bool) -> list[str] | None:
+    """The preStop exec command: the supervisor's mark, then the checkpoint (trigger preStop),
+    bounded below the grace period."""
+    ckpt = w.checkpoint
+    if ckpt is not None and ckpt.trigger == "preStop":
+        if not supervised:
+            return list(ckpt.command)
+        bound = max(1, ckpt.grace_period_seconds - ckpt.margin_seconds)
+        return ["/bin/sh", "-c", PRESTOP_HOOK, PRESTOP_NAME, str(bound), *ckpt.command]
+    return ["/bin/sh", "-c", PRESTOP_MARK] if supervised else None
 
 
 def _pod_context(w: WorkloadSpec, spec: Spec, profile: Profile, wrapper: str) -> dict[str, Any]:
@@ -169,12 +224,13 @@ def _container_context(w: WorkloadSpec, profile: Profile, wrapper: str,
     command = list(w.command) if w.command is not None else None
     args = list(w.args) if w.args else None
     ckpt = w.checkpoint
-    pre_stop = list(ckpt.command) if ckpt is not None and ckpt.trigger == "preStop" else None
     supervised = w.role == "worker" or (ckpt is not None and ckpt.trigger == "sigterm")
-    if supervised and w.main_argv is not None:
+    main = w.main_argv if supervised else None
+    pre_stop = pre_stop_hook(w, main is not None)
+    if main is not None:
         # /bin/sh -c SUPERVISOR $0 MODE DEADLINE N CHECKPOINT_ARGV... and, as args, the main
         command = ["/bin/sh", "-c", wrapper, SUPERVISOR_NAME, *supervisor_arguments(w, profile)]
-        args = list(w.main_argv)
+        args = list(main)
     env = env_entries(w.env)
     if ckpt is not None and ckpt.dir is not None:
         env.append({"name": "CHECKPOINT_DIR", "value": posixpath.normpath(ckpt.dir)})

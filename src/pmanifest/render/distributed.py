@@ -20,7 +20,12 @@ from typing import Any
 
 from pmanifest.kube.contract import DISRUPTION_TARGET, ROLE_LABEL, SIGTERM_EXIT, SUPERVISOR_NAME
 from pmanifest.kube.profile import Profile
-from pmanifest.render.context import supervisor_arguments, supervisor_deadline, workload_context
+from pmanifest.render.context import (
+    exit_code_fallback,
+    supervisor_arguments,
+    supervisor_deadline,
+    workload_context,
+)
 from pmanifest.render.elastic import (
     LAUNCHER,
     SHUTDOWN_TIMEOUT_ENV,
@@ -170,7 +175,9 @@ def _worker_pod(w: WorkloadSpec, d: Distributed, base: dict[str, Any], version: 
     return pod
 
 
-def _pod_failure_rules(container: str, version: str) -> list[dict[str, Any]]:
+def _pod_failure_rules(container: str, version: str, fallback: bool) -> list[dict[str, Any]]:
+    """``fallback``: the supervisor's 143 alone means a termination (no liveness or startup
+    probe, whose kill the kubelet also starts with the preStop hook: see exit_code_fallback)."""
     exit_codes: dict[str, Any] = {
         "action": "Ignore",
         "onExitCodes": {"containerName": container, "operator": "In",
@@ -187,8 +194,8 @@ def _pod_failure_rules(container: str, version: str) -> list[dict[str, Any]]:
         exit_codes["onPodConditions"] = []  # required by the schema before 1.29
         store_lost["onPodConditions"] = []
     return [{"action": "Ignore",
-             "onPodConditions": [{"type": DISRUPTION_TARGET, "status": "True"}]}, exit_codes,
-            store_lost]
+             "onPodConditions": [{"type": DISRUPTION_TARGET, "status": "True"}]},
+            *([exit_codes] if fallback else []), store_lost]
 
 
 def _worker_job(w: WorkloadSpec, d: Distributed, version: str) -> dict[str, Any]:
@@ -212,7 +219,7 @@ def _worker_job(w: WorkloadSpec, d: Distributed, version: str) -> dict[str, Any]
         "parallelism": d.max_nodes,
         "success_policy": v >= SUCCESS_POLICY_SINCE,
         "pod_replacement_policy": "Failed" if per_index else None,
-        "pod_failure_rules": _pod_failure_rules(w.name, version),
+        "pod_failure_rules": _pod_failure_rules(w.name, version, exit_code_fallback(w)),
     }
 
 

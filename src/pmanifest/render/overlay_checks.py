@@ -5,7 +5,8 @@ field to use instead.
   types are refused as the API server would (required fields aside: it is merged into a pod
   that has them); an item of a list merged by key needs that key, once.
 - It cannot undo the preemption contract: the grace period (``checkpoint.gracePeriodSeconds``),
-  ``restartPolicy`` (the role's), placement on the preemptible label or on named nodes, or a
+  ``restartPolicy`` (the role's), a shared process namespace (the supervisor is PID 1),
+  placement on the preemptible label or on named nodes, or a
   toleration of the preemptible taint (``compute``), the main container's command and args
   (the supervisor's; ``command``/``args``), its preStop hook or stop signal (the checkpoint
   trigger; ``checkpoint.trigger``), its image, resources and probes, nor mount anything over
@@ -113,6 +114,13 @@ def _check_contract(spec: Spec, w: WorkloadSpec, overlay: Overlay) -> None:
         refuse(("restartPolicy",), "podTemplate cannot set restartPolicy: pmanifest sets it "
                "from the role (Never for a worker, which its podFailurePolicy needs; a "
                "Deployment's is Always); remove it")
+    supervised = w.role == "worker" or (w.checkpoint is not None
+                                        and w.checkpoint.trigger == "sigterm")
+    if pod.get("shareProcessNamespace") is True and supervised:
+        refuse(("shareProcessNamespace",), "podTemplate cannot share the pod's process "
+               "namespace: the termination supervisor must be PID 1, which the preStop hook "
+               "signals to mark a termination (shared, PID 1 is the pause process, and the "
+               "kubelet's TERM would be taken for one from inside the container); remove it")
     if "resources" in pod:
         refuse(("resources",), "podTemplate cannot set pod-level resources: pmanifest sets "
                "the main container's from resources, gpus and qos; set those")

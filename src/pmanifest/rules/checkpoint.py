@@ -100,13 +100,19 @@ def double_checkpoint_trigger(context: Context) -> Iterable[Hit]:
         if shell.prestop is None or not shell.prestop.does_work:
             continue
         trap = next((t for s, t in how.traps if s is shell and t.does_work), None)
-        if trap is None or shell.script_path is None:
+        where = shell.script_path
+        if trap is None and shell.main_script is not None:
+            # the supervisor passes the TERM on to the main after the hook: a main whose
+            # script saves on TERM checkpoints a second time
+            where = shell.main_script[0]
+            trap = next((t for t in shell.main_script[1].traps if t.does_work), None)
+        if trap is None or where is None:
             continue
         before = (f"container {shell.container.name!r} checkpoints twice: in this preStop "
                   "hook and in its TERM trap")
         yield Hit(shell.prestop_path,
                   f"{before}; both run inside the same grace period, so keep one trigger",
-                  mention=Mention(shell.script_path, trap.loc, len(before)))
+                  mention=Mention(where, trap.loc, len(before)))
 
 
 @rule("PM302")

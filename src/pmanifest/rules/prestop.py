@@ -13,7 +13,7 @@ import posixpath
 from collections.abc import Iterable
 
 from pmanifest.rules import Context, Hit, rule
-from pmanifest.shell import analyse
+from pmanifest.shell import Command, ScriptFacts, analyse
 from pmanifest.shell.pod import Shell, checkpointing, shells_of
 
 
@@ -30,6 +30,14 @@ def prestop_sleep(context: Context) -> Iterable[Hit]:
             yield hit
 
 
+def _held_by(facts: ScriptFacts) -> tuple[Command, ...]:
+    """The sleeps the hook waits through: a sleep in the background (a watchdog's) holds it
+    only where the script waits for it, with a bare ``wait`` or ``wait $!``."""
+    waits_for_all = any(c.program == "wait" and (not c.args or c.args[0] in ("$!", "${!}"))
+                        for c in facts.commands)
+    return tuple(c for c in facts.sleeps if waits_for_all or not c.background)
+
+
 def _prestop_sleep(context: Context, shell: Shell) -> Hit | None:
     prestop = shell.prestop
     if prestop is None:
@@ -40,7 +48,7 @@ def _prestop_sleep(context: Context, shell: Shell) -> Hit | None:
     if prestop.action == "sleep":
         return Hit((*shell.prestop_path, "sleep"), message)
     if prestop.script is not None:
-        sleeps = analyse(prestop.script[1]).sleeps
+        sleeps = _held_by(analyse(prestop.script[1]))
         if sleeps:
             path = (*shell.container.path, *prestop.script[0])
             return Hit(path, message, inner=sleeps[0].loc)

@@ -27,6 +27,7 @@ from pmanifest.shell.argv import (
     prestop_of,
     script_index,
     script_shell,
+    supervised_script,
     supervisor_mode,
 )
 from pmanifest.shell.exits import ZeroExit, zero_exit
@@ -37,4 +38,5 @@ from pmanifest.shell.walker import analyse, literal
 
 __all__ = ["Command", "Loc", "PreStop", "ScriptFacts", "Trap", "ZeroExit", "analyse",
            "container_argv", "container_script", "literal", "prestop_of", "script_index",
-           "script_pos", "script_shell", "supervisor_mode", "written_paths", "zero_exit"]
+           "script_pos", "script_shell", "supervised_script", "supervisor_mode",
+           "written_paths", "zero_exit"]

@@ -102,6 +102,28 @@ def container_script(container: dict[str, Any]) -> tuple[Path, str] | None:
     return ("args", index - len(command)), argv[index]
 
 
+def supervised_script(container: dict[str, Any]) -> tuple[Path, str] | None:
+    """The ``sh -c`` script of the main that pmanifest's supervisor starts (``sh -c SCRIPT
+    pmanifest-supervisor MODE DEADLINE N CHECKPOINT_ARGV(N) MAIN_ARGV...``), as (path relative
+    to the container, text); None when the container runs no supervisor or its main no script."""
+    argv = container_argv(container)
+    index = script_index(argv)
+    if index is None or supervisor_mode(argv) is None or len(argv) < index + 5:
+        return None
+    count = argv[index + 4]
+    if not isinstance(count, str) or not count.isdigit():
+        return None
+    start = index + 5 + int(count)
+    inner = script_index(argv[start:])
+    if inner is None:
+        return None
+    at = start + inner
+    command = container["command"]
+    if at < len(command):
+        return ("command", at), argv[at]
+    return ("args", at - len(command)), argv[at]
+
+
 class PreStop(NamedTuple):
     """A container's preStop hook."""
 

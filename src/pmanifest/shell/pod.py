@@ -39,6 +39,7 @@ from pmanifest.shell.argv import (
     container_script,
     prestop_of,
     script_shell,
+    supervised_script,
     supervisor_mode,
 )
 from pmanifest.shell.facts import Loc, ScriptFacts, Trap
@@ -70,6 +71,9 @@ class Shell(NamedTuple):
     # pmanifest's supervisor whose TERM handler only stops the main: mode none (no
     # checkpoint) or prestop (the preStop hook checkpoints)
     no_checkpoint: bool = False
+    supervised: bool = False  # runs pmanifest's supervisor, in any mode
+    # the script of the main the supervisor starts (path from the document root, facts)
+    main_script: tuple[Path, ScriptFacts] | None = None
 
     @property
     def term_handlers(self) -> tuple[Trap, ...]:
@@ -128,9 +132,14 @@ def _read_shells(workload: Workload) -> Iterator[Shell]:
             script_path = (*container.path, *found[0])
             facts = analyse(found[1])
         argv = container_argv(container.data)
+        mode = supervisor_mode(argv)
+        main = supervised_script(container.data)
+        main_script = None
+        if main is not None and isinstance(main[1], str):
+            main_script = ((*container.path, *main[0]), analyse(main[1]))
         yield Shell(container, script_path, facts, prestop_of(container.data),
-                    script_shell(argv),
-                    supervisor_mode(argv) in (SUPERVISOR_NO_CHECKPOINT, SUPERVISOR_AFTER_HOOK))
+                    script_shell(argv), mode in (SUPERVISOR_NO_CHECKPOINT, SUPERVISOR_AFTER_HOOK),
+                    mode is not None, main_script)
 
 
 def checkpointing(workload: Workload) -> Checkpointing:
