@@ -54,9 +54,10 @@ def _shape(value: Any) -> Any:
 
 
 def _render(spec: dict[str, Any], output: str = "yaml") -> list[dict[str, Any]]:
-    # allow_unicode=False: PyYAML's emitter writes a raw NEL (U+0085) inside single quotes,
-    # where YAML folds it to a space; escaped output keeps the *input* spec exact.
-    text = render_text(yaml.safe_dump(spec, sort_keys=False, allow_unicode=False), "p.yaml",
+    # JSON with ASCII escapes keeps the *input* spec exact: PyYAML's emitter writes a raw NEL
+    # (U+0085) inside single quotes, where YAML folds it to a space, and 0E0 or Y unquoted,
+    # which a spec (read as kubectl reads YAML) takes for a number or a boolean
+    text = render_text(json.dumps(spec), "p.yaml",
                        RenderOptions(output=output))
     if output == "json":
         items: list[dict[str, Any]] = json.loads(text)["items"]

@@ -118,9 +118,12 @@ def _pool(workers: int) -> Iterator[Any]:
     previous: dict[int, Any] = {}
 
     def submit(function: Any, items: list[Any]) -> Iterator[Any]:
+        # the first submit forks every worker (fork context): only that is done with the
+        # workers' dispositions, so a Ctrl-C while the rest is submitted reaches the parent
         with _dispositions({signal.SIGINT: signal.SIG_IGN, signal.SIGTERM: signal.SIG_DFL},
                            previous):
-            futures = [executor.submit(function, item) for item in items]  # forks here
+            futures = [executor.submit(function, item) for item in items[:1]]  # forks here
+        futures += [executor.submit(function, item) for item in items[1:]]
         with contextlib.suppress(ValueError):  # (not the main thread: not ours to arrange)
             previous.setdefault(signal.SIGTERM, signal.signal(signal.SIGTERM, _terminated))
         try:
