@@ -10,6 +10,7 @@ import yaml
 
 from pmanifest.errors import SpecError
 from pmanifest.kube.profile import get_profile
+from pmanifest.render.context import PRESTOP_HOOK, PRESTOP_MARK, PRESTOP_NAME
 from pmanifest.render.engine import render_text
 from pmanifest.render.spec import load_spec
 
@@ -139,8 +140,10 @@ def test_prestop_string_runs_in_sh_and_the_supervisor_stops_the_main() -> None:
     # after the hook, the main gets marginSeconds (10 s by default) to stop
     assert container["command"][3:] == ["pmanifest-supervisor", "prestop", "10", "0"]
     assert container["args"] == ["python", "eval.py", "--n", "3"]
+    # the hook marks the termination for the supervisor, then runs the checkpoint bounded to
+    # the grace period less the margin (90 - 10 s)
     assert container["lifecycle"] == {"preStop": {"exec": {"command": [
-        "/bin/sh", "-c", "flush && sync"]}}}
+        "/bin/sh", "-c", PRESTOP_HOOK, PRESTOP_NAME, "80", "/bin/sh", "-c", "flush && sync"]}}}
     assert container["env"] == [{"name": "A", "value": "1"},
                                 {"name": "CHECKPOINT_DIR", "value": "/mnt/fs/c"}]
     assert _pod(job)["terminationGracePeriodSeconds"] == 90
@@ -163,7 +166,9 @@ def test_sigterm_passes_argv_as_parameters() -> None:
                                         "`id`"]
     assert container["args"] == ["python", "train.py", "$(id)"]
     assert "$(id)" not in container["command"][2] and "`id`" not in container["command"][2]
-    assert "lifecycle" not in container
+    # the preStop hook only marks the termination (143 then means the kubelet's TERM)
+    assert container["lifecycle"] == {"preStop": {"exec": {"command": [
+        "/bin/sh", "-c", PRESTOP_MARK]}}}
     assert _pod(job)["terminationGracePeriodSeconds"] == 300
 
 
