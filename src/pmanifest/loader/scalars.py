@@ -45,6 +45,9 @@ for _sign, _value in (("", math.inf), ("+", math.inf), ("-", -math.inf)):
         _WORDS[_sign + _spelling] = (FLOAT, _value)
 for _spelling in (".nan", ".NaN", ".NAN"):
     _WORDS[_spelling] = (FLOAT, math.nan)
+# booleans to kubectl's own decoder alone (read here as strings, as PyYAML writes them): a
+# writer quotes them so that kubectl reads strings back
+KUBECTL_BOOLEANS = frozenset({"y", "Y", "n", "N"})
 
 # first characters of a plain scalar that can be anything but a string
 MAY_RESOLVE = frozenset("+-0123456789.~yYnNtTfFoO")

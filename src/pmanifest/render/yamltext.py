@@ -8,7 +8,7 @@ from typing import Any
 
 import yaml
 
-from pmanifest.loader.scalars import STR, resolve
+from pmanifest.loader.scalars import KUBECTL_BOOLEANS, STR, resolve
 
 
 class Yaml(str):
@@ -72,16 +72,12 @@ class _Dumper(yaml.CSafeDumper if hasattr(yaml, "CSafeDumper") else yaml.SafeDum
     """Safe dumper that writes multi-line strings (the wrapper script) as literal blocks."""
 
 
-# kubectl's decoder reads these plain scalars as booleans, which PyYAML writes unquoted
-_KUBECTL_BOOLEANS = frozenset({"y", "Y", "n", "N"})
-
-
 def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
     """A string as kubectl will read it back: a literal block when it has several lines,
     quoted when kubectl would read the plain scalar as something else (``0E0`` and ``0o17``
     are numbers, ``y`` a boolean to kubectl, not to PyYAML's YAML 1.1 resolver)."""
     style = "|" if "\n" in value else None
-    if style is None and (value in _KUBECTL_BOOLEANS or resolve(value) != STR):
+    if style is None and (value in KUBECTL_BOOLEANS or resolve(value) != STR):
         style = "'"
     return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 

@@ -71,7 +71,6 @@ class Shell(NamedTuple):
     # pmanifest's supervisor whose TERM handler only stops the main: mode none (no
     # checkpoint) or prestop (the preStop hook checkpoints)
     no_checkpoint: bool = False
-    supervised: bool = False  # runs pmanifest's supervisor, in any mode
     # the script of the main the supervisor starts (path from the document root, facts)
     main_script: tuple[Path, ScriptFacts] | None = None
 
@@ -139,7 +138,7 @@ def _read_shells(workload: Workload) -> Iterator[Shell]:
             main_script = ((*container.path, *main[0]), analyse(main[1]))
         yield Shell(container, script_path, facts, prestop_of(container.data),
                     script_shell(argv), mode in (SUPERVISOR_NO_CHECKPOINT, SUPERVISOR_AFTER_HOOK),
-                    mode is not None, main_script)
+                    main_script)
 
 
 def checkpointing(workload: Workload) -> Checkpointing:
