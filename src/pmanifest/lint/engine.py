@@ -7,7 +7,8 @@ Rules name paths, never positions: positions of a document's findings are looked
 batch after its rules ran, so a document with many findings is parsed again once, not once per
 finding. Suppressions (annotations, inline comments) are applied here so no rule knows them;
 one that suppresses nothing is reported (PM005). Patch fragments are not linted (PM007), nor
-YAML that is no object (no apiVersion and kind: another tool's, whatever tags it uses; counted).
+YAML that is no object (no apiVersion and kind: another tool's, whatever tags it uses, or a
+file that breaks YAML and names neither key, see :mod:`.broken`; counted).
 Nor are unrendered templates and test assertions (:mod:`.passover`): counted, said once.
 """
 
@@ -33,6 +34,7 @@ from pmanifest.kube.workloads import (
     unread,
     workloads_of,
 )
+from pmanifest.lint.broken import KeyScan
 from pmanifest.lint.fragments import fragment
 from pmanifest.lint.passover import ASSERTION, PLACEHOLDER, TEMPLATE_FILE
 from pmanifest.lint.suppress import (
@@ -40,9 +42,8 @@ from pmanifest.lint.suppress import (
     Metas,
     annotation_ignores,
     annotation_problems,
-    comment_problems,
+    comment_findings,
     suppressing_line,
-    unused_comments,
 )
 from pmanifest.lint.testharness import is_pattern, may_hold_pattern
 from pmanifest.loader.documents import Broken, Loaded, YamlProblem, decode, load_documents
@@ -150,14 +151,20 @@ def lint_file(raw: bytes, file: str, options: LintOptions, patch_of: str | None 
              and r.applies in ("workload", "object") and options.enabled(r.meta.id)]
     out = _Collected()
     patterns, dollar = may_hold_pattern(text), may_hold(text)  # (cheap tests first)
+    scan = KeyScan(text)
     for item in load_documents(text, foreign_tags=True, kustomize=selector_labels is not None):
         if isinstance(item, Broken) and item.problem.templated:  # lint the rendered output
             return FileResult([], 0, passed=TEMPLATE_FILE)
+        if isinstance(item, Broken) and scan.not_a_manifest(item.problem):  # (lint.broken)
+            out.broken, out.foreign = True, out.foreign + 1
+            continue
         _lint_item(item, file, lines, rules, options, out, patch_of, assertion, patterns)
         out.passed[PLACEHOLDER] |= dollar and holds(item)
     if SUPPRESSION_MARK in text and options.enabled(SUPPRESSION_RULE):
-        out.findings.extend(_comment_findings(file, lines, options, _checked(rules, out),
-                                              out.used, out.findings))
+        out.findings.extend(comment_findings(
+            file, lines, options.inline_suppressions,
+            options.severity_of(registry()[SUPPRESSION_RULE]), _checked(rules, out), out.used,
+            out.findings))
     return FileResult(sorted(out.findings, key=Finding.sort_key), out.objects, tuple(out.labels),
                       tuple(out.demands), out.skipped, out.fragments, out.foreign,
                       tuple(out.passed.items()))
@@ -243,23 +250,6 @@ def _checked(rules: list[Rule], out: _Collected) -> frozenset[str]:
     if out.broken or out.fragments or out.passed[ASSERTION]:
         return frozenset()
     return frozenset({*(r.meta.id for r in rules), SUPPRESSION_RULE})
-
-
-def _comment_findings(file: str, lines: tuple[str, ...], options: LintOptions,
-                      checked: frozenset[str], used: set[tuple[int, str]],
-                      findings: list[Finding]) -> list[Finding]:
-    """PM005 for every ``# pmanifest:`` comment that suppresses nothing: not understood,
-    naming no rule, not honoured, or naming a rule that found nothing on its line or the
-    next (``checked``: the rules that ran on the whole file)."""
-    rule = registry()[SUPPRESSION_RULE]
-    found = list(comment_problems(lines, options.inline_suppressions))
-    if options.inline_suppressions and checked:
-        lines_of: dict[str, list[int]] = {}
-        for finding in findings:
-            lines_of.setdefault(finding.rule, []).append(finding.line)
-        found += unused_comments(lines, used, checked, lines_of)
-    return [Finding(rule.meta.id, rule.meta.slug, options.severity_of(rule), file, line, column,
-                    ObjectRef(None, None, None), "", message) for line, column, message in found]
 
 
 def _syntax_findings(file: str, problem: YamlProblem, options: LintOptions) -> list[Finding]:
