@@ -1,10 +1,12 @@
 """Kustomize patches among the files of a lint run.
 
 A file that a kustomization names under ``patches``, ``patchesStrategicMerge`` or
-``patchesJson6902`` is a fragment of an object, merged into a base by ``kubectl kustomize``:
-linted as a whole object it reports missing selectors and templates that the base has, and
-placement the base may already fix. The lint engine skips such files (one PM007 info finding
-per object says so, and where the kustomization is); what kustomize builds is linted instead.
+``patchesJson6902``, and every other file in a directory below the kustomization where it names
+one (a patch directory, see :func:`patch_directories`), is a fragment of an object, merged
+into a base by ``kubectl kustomize``: linted as a whole object it reports missing selectors
+and templates that the base has, and placement the base may already fix. The lint engine
+skips such files (one PM007 info finding per object says so, and where the kustomization is);
+what kustomize builds is linted instead.
 
 The kustomizations looked at: those among the inputs (a directory walk finds them), and those
 in the directories of the input files and above them, up to the current directory (for files
@@ -24,6 +26,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from pmanifest.io.limits import MAX_KUSTOMIZATIONS_FOLLOWED
+from pmanifest.lint.fragments import in_patch_directory
 from pmanifest.lint.sources import FileRef, Problem, Source
 from pmanifest.loader.documents import Loaded, YamlProblem, decode, load_documents
 
@@ -48,18 +51,42 @@ def mark_patches(items: list[FileRef | Source | Problem]) -> list[FileRef | Sour
     labels = selector_labels(kustomizations)
     if not patches and not labels:
         return items
-    return [_marked(item, patches, labels) if isinstance(item, FileRef) else item
+    directories = patch_directories(patches)
+    return [_marked(item, patches, directories, labels) if isinstance(item, FileRef) else item
             for item in items]
 
 
-def _marked(item: FileRef, patches: dict[str, str],
+def _marked(item: FileRef, patches: dict[str, str], directories: dict[str, str],
             labels: dict[str, dict[str, str]]) -> FileRef:
     key = _real(item.path)
     if key in patches:
         item = item._replace(patch_of=patches[key])
+    elif key not in labels and os.path.dirname(key) in directories:
+        kustomization = directories[os.path.dirname(key)]
+        shown = os.path.join(os.path.dirname(kustomization),
+                             os.path.relpath(os.path.dirname(key),
+                                             os.path.dirname(_real(kustomization))))
+        item = item._replace(patch_of=in_patch_directory(kustomization, shown + os.sep))
     if key in labels:
         item = item._replace(selector_labels=tuple(sorted(labels[key].items())))
     return item
+
+
+def patch_directories(patches: dict[str, str]) -> dict[str, str]:
+    """Real path of every patch directory -> the kustomization that names a patch in it. A
+    patch directory lies below the kustomization's own directory, holds no kustomization (it
+    would be a base of its own) and holds a file the kustomization names as a patch: every
+    file in it is a patch (kubebuilder scaffolds ``patches/`` with files the kustomization
+    names and files it leaves for later), unless a kustomization lists it as a resource."""
+    found: dict[str, str] = {}
+    for patch, kustomization in patches.items():
+        directory = os.path.dirname(patch)
+        own = os.path.dirname(_real(kustomization))
+        if directory in found or not directory.startswith(own + os.sep):
+            continue
+        if not any(os.path.isfile(os.path.join(directory, n)) for n in KUSTOMIZATION_NAMES):
+            found[directory] = kustomization
+    return found
 
 
 def patch_files(kustomizations: Iterable[str]) -> dict[str, str]:
