@@ -83,6 +83,15 @@ def test_new_strings_take_the_documents_quotes() -> None:
     assert fixed("b: 1\n", ("c",), "yes") == 'b: 1\nc: "yes"\n'  # a string, not a boolean
 
 
+@pytest.mark.parametrize("value", ["0E0", "0o17", "1_000", "0x1F", "+12", ".5", "y", "N"])
+def test_new_strings_kubectl_would_misread_are_quoted(value: str) -> None:
+    """PyYAML writes these plain (its YAML 1.1 resolver reads them as strings), kubectl would
+    read numbers and booleans: the fix goes through the one writer, which quotes them."""
+    text = fixed("b: 1\n", ("c",), value)
+    assert text in (f'b: 1\nc: "{value}"\n', f"b: 1\nc: '{value}'\n")
+    assert data(text)[0]["c"] == value
+
+
 def test_the_documents_of_a_stream_stay_as_they_were() -> None:
     stream = "a: 1\n---\n# two\nb: 900\n---\nc: 3\n"
     assert fixed(stream, ("b",), 300, line=4) == "a: 1\n---\n# two\nb: 300\n---\nc: 3\n"

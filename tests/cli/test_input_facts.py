@@ -91,6 +91,28 @@ def test_parallel_workers_see_the_classes_too(tree: Path) -> None:
     assert flagged(run(*LINT, "--jobs", "2", ".")) == ["plain", "spot-first", "unknown"]
 
 
+
+def test_a_class_defined_in_several_files_is_on_demand_only_if_every_definition_is(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Files that define one name differently are alternatives (a script applies one of
+    them): a pod that selects the name can land on Spot when any of them has a Spot
+    priority, whichever file comes last; a name whose every definition is on-demand stays
+    never-preemptible."""
+    monkeypatch.chdir(tmp_path)
+    spot = CLASSES.split("---\n")[1].replace("spot-first", "shared")
+    on_demand = CLASSES.split("---\n")[0].replace("{name: on-demand}", "{name: shared}")
+    (tmp_path / "serving.yaml").write_text(serving("shared", "cloud.google.com/compute-class: "
+                                                   "shared"))
+    (tmp_path / "b-reservation.yaml").write_text(on_demand)
+    for spot_file in ("a-spot.yaml", "c-spot.yaml"):  # before and after the on-demand one
+        (tmp_path / spot_file).write_text(spot)
+        assert flagged(run(*LINT, ".")) == ["shared"]
+        assert flagged(run(*LINT, "--jobs", "2", ".")) == ["shared"]
+        (tmp_path / spot_file).unlink()
+    (tmp_path / "c-reservation.yaml").write_text(on_demand.replace("a3", "a2"))
+    assert flagged(run(*LINT, ".")) == []
+
+
 DEPLOYMENT = """\
 apiVersion: apps/v1
 kind: Deployment

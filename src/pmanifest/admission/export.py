@@ -165,11 +165,9 @@ def header(catalogue: dict[str, RuleMeta], options: ExportOptions) -> str:
 
 def render(catalogue: dict[str, RuleMeta], options: ExportOptions) -> str:
     """The whole YAML stream: the header comment, then every object."""
-    import yaml
+    from pmanifest.loader.emit import dump_documents
 
-    docs = objects(catalogue, options)
-    body = yaml.safe_dump_all(docs, sort_keys=False, width=100, allow_unicode=False,
-                              explicit_start=True)
+    body = dump_documents(objects(catalogue, options), allow_unicode=False)
     return header(catalogue, options) + body
 
 

@@ -23,8 +23,7 @@ import json
 from collections import Counter
 from typing import Any, NamedTuple
 
-import yaml
-
+from pmanifest.loader.emit import flow_scalar
 from pmanifest.loader.positions import Path, dotted
 from pmanifest.loader.spans import ALIAS, MAPPING, SCALAR, SEQUENCE, Span
 
@@ -274,8 +273,7 @@ def _flow(value: Any, quote: str) -> str:
 def _scalar(value: Any, quote: str) -> str:
     """A scalar as a flow-context YAML scalar that reads back as ``value``; a string that
     needs quotes gets the document's (``quote``)."""
-    dumped = yaml.safe_dump([value], default_flow_style=True, width=1 << 30,
-                            allow_unicode=True).strip()[1:-1]
+    dumped = flow_scalar(value)
     if isinstance(value, str) and dumped.startswith("'") and quote == '"':
         return json.dumps(value, ensure_ascii=False)
     return dumped

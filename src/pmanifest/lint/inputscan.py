@@ -40,7 +40,8 @@ def scan(raws: Iterable[bytes], keys: Iterable[str]) -> InputFacts:
                 if used:
                     labels[key.decode("utf-8")] += used
         if COMPUTE_CLASS in raw:
-            classes.update(compute_classes(raw))
+            for name, on_demand in compute_classes(raw).items():
+                classes[name] = classes.get(name, True) and on_demand
     return InputFacts(dict(labels), tuple(sorted(n for n, on_demand in classes.items()
                                                  if on_demand)))
 
@@ -77,7 +78,9 @@ def compute_classes(raw: bytes) -> dict[str, bool]:
     """The GKE ComputeClasses (cloud.google.com/v1) of a file: name -> every priority is
     on-demand (``spot`` false or absent). A priority with ``spot: true``, or one that names
     existing node pools (which may be Spot pools), makes a class one that can be preempted;
-    a class with no priorities tells nothing (GKE then picks the machines)."""
+    a class with no priorities tells nothing (GKE then picks the machines). A name defined
+    more than once (alternatives, of which one is applied) is on-demand only if every
+    definition is, whatever their order; :func:`scan` joins the files' the same way."""
     from pmanifest.loader.documents import Broken, YamlProblem, decode, load_documents
 
     try:
@@ -93,7 +96,7 @@ def compute_classes(raw: bytes) -> dict[str, bool]:
         meta, spec = data.get("metadata"), data.get("spec")
         name = meta.get("name") if isinstance(meta, dict) else None
         if isinstance(name, str) and isinstance(spec, dict):
-            out[name] = _on_demand(spec.get("priorities"))
+            out[name] = out.get(name, True) and _on_demand(spec.get("priorities"))
     return out
 
 

@@ -21,15 +21,16 @@ from typing import Any, NamedTuple
 from pmanifest.errors import ConfigError, InputError, SpecError
 from pmanifest.kube.profile import Profile, get_profile
 from pmanifest.loader.documents import YamlProblem
+from pmanifest.loader.emit import dump_documents
 from pmanifest.render.context import workload_context
 from pmanifest.render.distributed import distributed_objects, with_output
 from pmanifest.render.runtime import check_runtime_support
 from pmanifest.render.spec import MIN_JOB_VERSION, Spec, WorkloadSpec, load_spec
 from pmanifest.render.templates import Overlay, render_one, template_environment, wrapper_text
-from pmanifest.render.yamltext import Yaml, dump_yaml, quote, to_yaml
+from pmanifest.render.yamltext import Yaml, quote, to_yaml
 from pmanifest.schema.kubernetes import DEFAULT_KUBERNETES_VERSION, resolve_version, version_tuple
 
-__all__ = ["Fallback", "RenderOptions", "Rendered", "Yaml", "dump_yaml", "quote", "read_spec",
+__all__ = ["Fallback", "RenderOptions", "Rendered", "Yaml", "quote", "read_spec",
            "render_objects", "render_owned", "render_spec", "render_text", "to_yaml"]
 
 KIND_ORDER = ("Service", "PodDisruptionBudget", "Deployment", "Job", "JobSet", "RayCluster",
@@ -104,7 +105,7 @@ def render_spec(text: str, file: str, options: RenderOptions | None = None,
     env = template_environment(options.templates_dir)
     owned = render_owned(spec, version, env, profile)
     objects = [obj for _, obj in owned]
-    as_yaml = dump_yaml(objects)
+    as_yaml = dump_documents(objects)
     if options.output == "json":
         listing = {"apiVersion": "v1", "kind": "List", "items": objects}
         as_json = json.dumps(listing, indent=2, ensure_ascii=False) + "\n"
