@@ -240,8 +240,9 @@ def pristine(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, bytes, byt
     tmp = tmp_path_factory.mktemp("pristine")
     root = _package_copy(tmp)
     (tmp / "spec.yaml").write_text(SPEC)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     before = subprocess.run(RENDER, cwd=tmp, capture_output=True, timeout=120, check=False,
-                            env={**os.environ, "PYTHONPATH": str(root)})
+                            env={**env, "PYTHONPATH": str(root)})
     assert before.returncode == 0, before.stderr.decode()
     return root, before.stdout, before.stderr
 
@@ -258,10 +259,13 @@ def test_corrupt_shipped_data_is_set_aside_like_stale(tmp_path: Path, file: str,
     RecursionError, AttributeError): it is pmanifest's own cache of its sources, read from
     them instead, as when it is stale; the output is the same."""
     root = tmp_path / "site"
-    shutil.copytree(pristine[0], root)  # with the bytecode of every module but the corrupt one
+    # hard links to the pristine files, bytecode included; the corrupt one is a new file
+    shutil.copytree(pristine[0], root, copy_function=os.link)
     (tmp_path / "spec.yaml").write_text(SPEC)
     target = root / "pmanifest" / file
-    target.write_bytes(CORRUPTIONS[corruption](target.read_bytes()))
+    raw = target.read_bytes()
+    target.unlink()
+    target.write_bytes(CORRUPTIONS[corruption](raw))
     for stale in (target.parent / "__pycache__").glob(f"{target.stem}.*.pyc"):
         stale.unlink()  # Python reads the corrupt source
     env = {**os.environ, "PYTHONPATH": str(root), "PYTHONDONTWRITEBYTECODE": "1"}
