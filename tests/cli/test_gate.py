@@ -445,6 +445,43 @@ def test_a_selector_a_kustomization_supplies_is_not_missing(runner: CliRunner,
                               f"plain/unlisted.yaml:4:1: {NO_SELECTOR}\n")
 
 
+WEBHOOK = """\
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingWebhookConfiguration
+metadata: {name: poddefaults}
+webhooks:
+- name: poddefaults.kubeflow.org
+  admissionReviewVersions: [v1]
+  sideEffects: None
+  clientConfig:
+    service: {name: service, path: /apply-poddefault}
+"""
+SERVICE = "apiVersion: v1\nkind: Service\nmetadata: {name: service}\nspec: {ports: [{port: 443}]}\n"
+
+
+def test_a_webhook_namespace_a_kustomize_build_supplies_is_not_missing(
+        runner: CliRunner, tmp_path: Path) -> None:
+    """kubeflow's admission-webhook base: `namespace:` and the Service the webhook names in the
+    same build, so kustomize writes the namespace (tests/integration/test_kustomize_build.py
+    checks each layout against kubectl). Without the Service in the build, or without a
+    namespace set, it stays missing."""
+    write(tmp_path / "base" / "kustomization.yaml",
+          "namespace: kubeflow\nresources: [webhook.yaml, service.yaml]\n")
+    write(tmp_path / "base" / "webhook.yaml", WEBHOOK)
+    write(tmp_path / "base" / "service.yaml", SERVICE)
+    write(tmp_path / "alone" / "kustomization.yaml",
+          "namespace: kubeflow\nresources: [webhook.yaml]\n")
+    write(tmp_path / "alone" / "webhook.yaml", WEBHOOK)
+    write(tmp_path / "plain" / "kustomization.yaml", "resources: [webhook.yaml, service.yaml]\n")
+    write(tmp_path / "plain" / "webhook.yaml", WEBHOOK)
+    write(tmp_path / "plain" / "service.yaml", SERVICE)
+    missing = ("error PM002[schema-invalid] webhooks[0].clientConfig.service is missing "
+               "'namespace'; add it")
+    code, out, _ = run(runner, "base", "alone", "plain", select=("--select", "PM002"))
+    assert (code, out) == (1, f"alone/webhook.yaml:9:5: {missing}\n"
+                              f"plain/webhook.yaml:9:5: {missing}\n")
+
+
 def test_kustomizations_that_include_each_other_end(runner: CliRunner, tmp_path: Path) -> None:
     """A cycle of bases (kustomize itself refuses it) is followed once per set of labels."""
     write(tmp_path / "a" / "kustomization.yaml",

@@ -46,6 +46,7 @@ def severities(text: str, **options: object) -> list[tuple[str, str, bool]]:
     "{limits: {google.com/tpu: 4}}", "{limits: {habana.ai/gaudi: 8}}",
     "{limits: {npu.intel.com/accel: 1}}",
     "{claims: [{name: gpu}]}",
+    "{limits: {example.com/gpu: 1}}", "{requests: {acme.io/tpu: '1'}}",
 ])
 def test_a_pod_with_an_accelerator_keeps_the_rule_s_severity(resources: str) -> None:
     text = DEPLOYMENT.format(placement=PREEMPTIBLE, claims="", resources=resources)
@@ -67,6 +68,38 @@ def test_a_dra_claim_on_the_pod_is_an_accelerator() -> None:
     text = DEPLOYMENT.format(placement=PREEMPTIBLE, resources="{}",
                              claims="resourceClaims: [{name: gpu, resourceClaimName: a100}]")
     assert severities(text) == [("PM101", "error", False)]
+
+
+def test_a_device_asked_for_by_annotation_is_an_accelerator() -> None:
+    """A GPU-sharing scheduler's pod annotation (KAI, Run:ai) and KServe's managed DRA
+    annotation on the object ask for a device outside ``resources``; an empty or zero value,
+    or another annotation, asks for none."""
+    base = DEPLOYMENT.format(placement=PREEMPTIBLE, claims="", resources="{}")
+    pod_meta = "    metadata: {labels: {app: api}}\n"
+    assert pod_meta in base
+    for annotation in ("{gpu-fraction: '0.5'}", "{gpu-memory: '4000'}"):
+        text = base.replace(pod_meta, pod_meta[:-2] + f", annotations: {annotation}}}\n")
+        assert severities(text) == [("PM101", "error", False)]
+    for annotation in ("{gpu-fraction: '0'}", "{gpu-fraction: ''}", "{acme.io/gpu: '1'}"):
+        text = base.replace(pod_meta, pod_meta[:-2] + f", annotations: {annotation}}}\n")
+        assert severities(text) == [("PM101", "warning", True)]
+    llmisvc = """\
+apiVersion: serving.kserve.io/v1alpha2
+kind: LLMInferenceService
+metadata:
+  name: qwen
+  annotations: {ANNOTATIONS}
+spec:
+  model: {uri: hf://Qwen/Qwen2.5-7B-Instruct}
+  template:
+    containers:
+      - name: main
+        resources: {limits: {cpu: '4', memory: 32Gi}}
+"""
+    managed = llmisvc.replace("ANNOTATIONS",
+                              "serving.kserve.io/exp-dra-device-class: gpu.nvidia.com")
+    assert severities(managed) == [("PM102", "warning", False)]
+    assert severities(llmisvc.replace("ANNOTATIONS", "a: b")) == [("PM102", "info", True)]
 
 
 def test_the_configured_severity_is_the_one_lowered() -> None:
@@ -126,6 +159,13 @@ def test_a_coordinator_s_impact_is_the_gpu_pods_of_its_object() -> None:
     assert severities(RAY) == [("PM103", "error", False)]
     assert severities(RAY.replace("nvidia.com/gpu: 8", "cpu: 8")) == [("PM103", "warning", True)]
     assert severities(POSTGRES) == [("PM103", "warning", True)]
+    # workers that share a GPU through the scheduler's annotation (KAI's gpu-fraction)
+    shared = RAY.replace("nvidia.com/gpu: 8", "cpu: 8").replace(
+        "      template:\n        spec:\n          containers:",
+        "      template:\n        metadata: {annotations: {gpu-fraction: '0.5'}}\n"
+        "        spec:\n          containers:")
+    assert "gpu-fraction" in shared
+    assert severities(shared) == [("PM103", "error", False)]
 
 
 def test_explain_says_impact_decides_severity() -> None:

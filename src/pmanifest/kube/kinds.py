@@ -102,7 +102,8 @@ class Template(NamedTuple):
     fault_tolerant_if: tuple[tuple[str, ...], ...] = ()
     # a path from the object whose non-empty value (or a database image) keeps the template's
     # role; without either the role comes from what the pod runs (a StatefulSet with no
-    # volumeClaimTemplates may be a singleton controller, a server, a trainer)
+    # volumeClaimTemplates may be a singleton controller, a server, a trainer), and when that
+    # tells nothing the pods are long-running ones, serving, as a Deployment's
     anchor_if: str | None = None
 
 

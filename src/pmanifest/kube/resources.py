@@ -32,6 +32,14 @@ GPU = "nvidia.com/gpu"
 ACCELERATOR_PREFIXES = ("nvidia.com/gpu", "nvidia.com/mig-", "amd.com/gpu", "gpu.intel.com/",
                         "npu.intel.com/", "fpga.intel.com/", "aws.amazon.com/neuron",
                         "google.com/tpu", "cloud-tpus.google.com/", "habana.ai/")
+# Any other extended resource whose own name (after its domain) is a GPU, vGPU, TPU or NPU,
+# and nothing more: a DRA extended resource a DeviceClass maps (``example.com/gpu``); a name
+# that only starts like one (``example.com/gpu-like``) is not.
+_DEVICE_NAME = re.compile(r"(?:v?gpu|tpu|npu)s?$")
+# Devices asked for outside ``resources``: a GPU-sharing scheduler's pod annotations (KAI and
+# Run:ai: a fraction of one GPU, or an amount of its memory) and a controller's device request
+# on its object (KServe's managed DRA: a claim of the DeviceClass the annotation names).
+ACCELERATOR_ANNOTATIONS = ("gpu-fraction", "gpu-memory", "serving.kserve.io/exp-dra-device-class")
 BEST_EFFORT, BURSTABLE, GUARANTEED = "BestEffort", "Burstable", "Guaranteed"
 QOS_RESOURCES = ("cpu", "memory")
 # What render requests for each GPU when the spec gives no CPU or memory of its own: a floor
@@ -187,11 +195,31 @@ def requests_accelerator(workload: Workload, dependents: bool = False) -> bool:
     ``dependents``: or another pod of the same document, which depends on it (a Ray head's
     GPU workers: a coordinator's impact is the pods it takes down). The one answer every rule
     asks."""
-    if pod_requests_accelerator(workload.pod, workload.container_keys):
+    data = workload.doc.data
+    if pod_requests_accelerator(workload.pod, workload.container_keys) or \
+            _annotated(data, (*workload.owner, "metadata")) or \
+            _annotated(data, workload.meta_path):
         return True
     return dependents and any(pod_requests_accelerator(found.pod, found.template.containers)
-                              for found in find(workload.doc.data)
-                              if found.pod is not workload.pod)
+                              or _annotated(data, found.meta_path)
+                              for found in find(data) if found.pod is not workload.pod)
+
+
+def _annotated(data: Any, meta_path: Path) -> bool:
+    """Does the metadata at ``meta_path`` ask for a device by annotation
+    (``ACCELERATOR_ANNOTATIONS``, with a value that is not empty or zero)?"""
+    meta: Any = data
+    for key in meta_path:
+        if isinstance(key, str) and isinstance(meta, dict):
+            meta = meta.get(key)
+        elif isinstance(key, int) and isinstance(meta, list) and 0 <= key < len(meta):
+            meta = meta[key]
+        else:
+            return False
+    annotations = meta.get("annotations") if isinstance(meta, dict) else None
+    return isinstance(annotations, dict) and any(
+        str(annotations.get(key, "")).strip() not in ("", "0", "None")
+        for key in ACCELERATOR_ANNOTATIONS)
 
 
 def pod_requests_accelerator(pod: dict[str, Any],
@@ -218,10 +246,17 @@ def _accelerated(resources: Any) -> bool:
     for section in ("limits", "requests"):
         amounts = resources.get(section)
         for name, amount in amounts.items() if isinstance(amounts, dict) else ():
-            if isinstance(name, str) and name.startswith(ACCELERATOR_PREFIXES) and \
-                    _above_zero(amount):
+            if isinstance(name, str) and _device(name) and _above_zero(amount):
                 return True
     return False
+
+
+def _device(name: str) -> bool:
+    """Is an extended resource an accelerator: one of ``ACCELERATOR_PREFIXES``, or a name
+    whose own part names a GPU, vGPU, TPU or NPU (``_DEVICE_NAME``)?"""
+    domain, slash, own = name.rpartition("/")
+    return name.startswith(ACCELERATOR_PREFIXES) or bool(
+        slash and domain and _DEVICE_NAME.match(own.lower()))
 
 
 def _above_zero(amount: Any) -> bool:

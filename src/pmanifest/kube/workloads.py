@@ -29,7 +29,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from pmanifest.kube.contract import ROLE_LABEL, ROLES
+from pmanifest.kube.contract import ROLE_LABEL, ROLES, SERVING_ROLE, UNKNOWN_ROLE
 from pmanifest.kube.document import Document
 from pmanifest.kube.kinds import (
     COORDINATOR,
@@ -194,6 +194,10 @@ def role_of(data: Any, found: Found, roles: Roles = ()) -> tuple[str, bool, str]
         return inference.role, False, inference.reason
     if template.anchor_if is not None and not _anchored(data, found):
         inference = infer(found.pod)
+        if inference.role == UNKNOWN_ROLE:
+            # the kind still tells that its pods run for as long as the set does (restartPolicy
+            # Always): checked as a Deployment's pods are, never left to role-free rules only
+            return SERVING_ROLE, False, "its pods are long-running and nothing they run tells more"
         return inference.role, False, inference.reason
     return _table_role(found), False, ""
 

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from pmanifest.catalogue import lowered
 from pmanifest.kube.document import Document, Finding, ObjectRef
+from pmanifest.kube.kustomized import Built
 from pmanifest.kube.profile import DEFAULT_PROFILE, Profile, get_profile
 from pmanifest.kube.provider import document_profile
 from pmanifest.kube.workloads import (
@@ -76,7 +77,7 @@ class LintOptions(NamedTuple):
     cluster: ClusterRequest | None = None  # --cluster: whole-input capacity rules run
     inline_suppressions: bool = True  # honour ignore comments and annotations (config)
     resolved: Profile | None = None  # the profile itself (a config's custom profile)
-    selector_labels: tuple[tuple[str, str], ...] = ()  # (per file: see lint_file)
+    built: Built | None = None  # (per file: see lint_file)
     others: tuple[Profile, ...] = ()  # inferred for a mixed input: the other providers'
 
     @property
@@ -137,22 +138,21 @@ class _Collected:
 
 
 def lint_file(raw: bytes, file: str, options: LintOptions, patch_of: str | None = None,
-              selector_labels: tuple[tuple[str, str], ...] | None = None,
-              assertion: bool = False) -> FileResult:
+              built: Built | None = None, assertion: bool = False) -> FileResult:
     """Findings and counts for one file; ``patch_of``: the kustomization naming it a patch (see
-    :mod:`.fragments`); ``selector_labels``: a kustomize resource's; ``assertion``: patterns."""
+    :mod:`.fragments`); ``built``: a kustomize resource's build; ``assertion``: patterns."""
     try:
         text = decode(raw)
     except YamlProblem as problem:
         return FileResult(_syntax_findings(file, problem, options), 0)
     lines = tuple(text.split("\n"))
-    options = options._replace(selector_labels=selector_labels) if selector_labels else options
+    options = options._replace(built=built) if built is not None else options
     rules = [r for r in registry().values() if r.check is not None
              and r.applies in ("workload", "object") and options.enabled(r.meta.id)]
     out = _Collected()
     patterns, dollar = may_hold_pattern(text), may_hold(text)  # (cheap tests first)
     scan = KeyScan(text)
-    for item in load_documents(text, foreign_tags=True, kustomize=selector_labels is not None):
+    for item in load_documents(text, foreign_tags=True, kustomize=built is not None):
         if isinstance(item, Broken) and item.problem.templated:  # lint the rendered output
             return FileResult([], 0, passed=TEMPLATE_FILE)
         if isinstance(item, Broken) and scan.not_a_manifest(item.problem):  # (lint.broken)
@@ -286,7 +286,7 @@ def _hits(doc: Document, workloads: tuple[Workload, ...], metas: Metas, rules: l
     version = options.kubernetes_version
     # a pod that selects one of the profile's compute classes is governed by theirs
     contexts = [Context(w, profile.for_pod(w.pod), version) for w in workloads]
-    whole = ObjectContext(doc, workloads, profile, version, options.selector_labels)
+    whole = ObjectContext(doc, workloads, profile, version, options.built)
     hits: list[tuple[Rule, Hit]] = []
     for rule in rules:
         assert rule.check is not None

@@ -44,6 +44,7 @@ from pmanifest.catalogue import (
 )
 from pmanifest.errors import ConfigError
 from pmanifest.kube.document import Document, Fix
+from pmanifest.kube.kustomized import Built
 from pmanifest.kube.profile import Profile
 from pmanifest.kube.workloads import Workload
 from pmanifest.loader.positions import Path, Pos
@@ -105,9 +106,9 @@ class ObjectContext(NamedTuple):
     workloads: tuple[Workload, ...]
     profile: Profile
     kubernetes_version: str = "1.31"
-    # labels a kustomization naming the object's file adds to its selectors (kustomize's
-    # commonLabels, or labels with includeSelectors): what it builds has that selector
-    selector_labels: tuple[tuple[str, str], ...] = ()
+    # what the kustomize builds listing the object's file add to it (selector labels, a
+    # webhook's service namespace), None when no kustomization lists it
+    built: Built | None = None
 
     @property
     def workload(self) -> Workload | None:
