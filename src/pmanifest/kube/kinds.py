@@ -86,6 +86,7 @@ class Template(NamedTuple):
     meta: str = "sibling"  # its metadata: sibling (next to ``spec``), child, self (labels in it)
     containers: tuple[tuple[str, bool, bool], ...] = POD_CONTAINERS
     requires: tuple[str, ...] = ()  # a template only when it has one of these keys
+    unless: str | None = None  # not a template when it has this key (OME: a ``leader``)
     partial: bool = False  # an override merged into a pod spec the manifest does not show
     if_present: str | None = None  # only when the template's holder has this key...
     if_absent: str | None = None  # ...or has not
@@ -214,6 +215,22 @@ def _kserve_runtime() -> tuple[Template, ...]:
             Template("spec.workerSpec", SERVING, "runtime workers", partial=True))
 
 
+# OME (a KServe fork under ome.io): each component's pod fields inline (multi-node: its leader
+# and worker), its container as one mapping, ``runner``; a (Cluster)ServingRuntime holds the
+# same components as the defaults a service is merged onto (``engineConfig``, ...)
+RUNNER_CONTAINERS = (*POD_CONTAINERS, ("runner", False, False))
+
+
+def _ome(suffix: str, partial: bool) -> tuple[Template, ...]:
+    # a multi-node component's pods are its leader's and workers': its own fields make none
+    return tuple(Template(f"spec.{component}{suffix}{below}", SERVING,
+                          f"{component} {below[1:]}" if below else component, meta="self",
+                          containers=RUNNER_CONTAINERS, partial=partial,
+                          unless=None if below else "leader")
+                 for component in ("engine", "decoder", "router")
+                 for below in (("", ".leader", ".worker") if component != "router" else ("",)))
+
+
 _REPLICATED = (Count("spec.replicas"),)
 _SERVING = Template("spec.template.spec", SERVING, by_image=True, pods=_REPLICATED)
 KINDS: tuple[Kind, ...] = (
@@ -292,6 +309,9 @@ KINDS: tuple[Kind, ...] = (
     Kind("serving.kserve.io", "LLMInferenceServiceConfig", _kserve_llm(partial=True),
          runs=False),
     Kind("serving.knative.dev", "Service", (Template("spec.template.spec", SERVING),)),
+    Kind("ome.io", "InferenceService", _ome("", partial=False)),
+    Kind("ome.io", "ServingRuntime", _ome("Config", partial=True), runs=False),
+    Kind("ome.io", "ClusterServingRuntime", _ome("Config", partial=True), runs=False),
 )
 BY_KIND: dict[tuple[str, str], Kind] = {
     (group, k.kind): k for k in KINDS for group in (k.group, *k.former_groups)}
