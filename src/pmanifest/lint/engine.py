@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from pmanifest.catalogue import lowered
 from pmanifest.kube.document import Document, Finding, ObjectRef
+from pmanifest.kube.kinds import Runtimes
 from pmanifest.kube.kustomized import Built
 from pmanifest.kube.profile import DEFAULT_PROFILE, Profile, get_profile
 from pmanifest.kube.provider import document_profile
@@ -79,6 +80,7 @@ class LintOptions(NamedTuple):
     resolved: Profile | None = None  # the profile itself (a config's custom profile)
     built: Built | None = None  # (per file: see lint_file)
     others: tuple[Profile, ...] = ()  # inferred for a mixed input: the other providers'
+    runtimes: Runtimes = MappingProxyType({})  # the serving runtimes the input defines
 
     @property
     def profile(self) -> Profile:
@@ -109,9 +111,11 @@ class FileResult(NamedTuple):
 def lint_bytes(raw: bytes, file: str, options: LintOptions) -> list[Finding]:
     """All findings for one file, sorted by position (whole-input rules included, the file
     being the whole input, its ComputeClasses included)."""
-    if b"ComputeClass" in raw:
-        from pmanifest.lint.inputscan import on_demand_classes as found
-        options = options._replace(resolved=options.profile.with_standard_classes(found(raw)))
+    if b"ComputeClass" in raw or b"ServingRuntime" in raw:  # (what the whole input tells)
+        from pmanifest.lint.inputscan import scan
+        facts = scan([raw], ())
+        options = options._replace(resolved=options.profile.with_standard_classes(
+            facts.standard_classes), runtimes=facts.runtimes)
     result = lint_file(raw, file, options)
     if not result.demands:
         return result.findings
@@ -285,7 +289,8 @@ def _hits(doc: Document, workloads: tuple[Workload, ...], metas: Metas, rules: l
     profile = options.profile
     version = options.kubernetes_version
     # a pod that selects one of the profile's compute classes is governed by theirs
-    contexts = [Context(w, profile.for_pod(w.pod), version) for w in workloads]
+    contexts = [Context(w, profile.for_pod(w.pod), version, options.runtimes)
+                for w in workloads]
     whole = ObjectContext(doc, workloads, profile, version, options.built)
     hits: list[tuple[Rule, Hit]] = []
     for rule in rules:

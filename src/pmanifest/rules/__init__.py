@@ -29,6 +29,7 @@ import importlib
 import pkgutil
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pmanifest import catalogue
@@ -44,6 +45,7 @@ from pmanifest.catalogue import (
 )
 from pmanifest.errors import ConfigError
 from pmanifest.kube.document import Document, Fix
+from pmanifest.kube.kinds import Runtimes
 from pmanifest.kube.kustomized import Built
 from pmanifest.kube.profile import Profile
 from pmanifest.kube.workloads import Workload
@@ -96,6 +98,8 @@ class Context(NamedTuple):
     workload: Workload
     profile: Profile
     kubernetes_version: str = "1.31"
+    # the serving runtimes the input defines: (group, name) -> part -> asks for an accelerator
+    runtimes: Runtimes = MappingProxyType({})
 
 
 class ObjectContext(NamedTuple):
