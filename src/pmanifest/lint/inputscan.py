@@ -12,6 +12,7 @@ stdin held; a FIFO is read once, by the lint itself, and tells nothing here).
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from types import MappingProxyType
@@ -22,6 +23,8 @@ from pmanifest.lint.sources import FileRef, Problem, Source
 
 COMPUTE_CLASS = b"ComputeClass"
 SERVING_RUNTIME = b"ServingRuntime"
+# a document of such a kind (not a CRD naming it, indented under ``names:``)
+_RUNTIME_KIND = re.compile(rb"^kind:[ \t]*[\"']?(?:Cluster)?ServingRuntime\b", re.MULTILINE)
 
 
 class InputFacts(NamedTuple):
@@ -49,7 +52,7 @@ def scan(raws: Iterable[bytes], keys: Iterable[str]) -> InputFacts:
         if COMPUTE_CLASS in raw:
             for name, on_demand in compute_classes(raw).items():
                 classes[name] = classes.get(name, True) and on_demand
-        if SERVING_RUNTIME in raw:
+        if SERVING_RUNTIME in raw and _RUNTIME_KIND.search(raw) is not None:
             runtimes.update(serving_runtimes(raw))
     return InputFacts(dict(labels), tuple(sorted(n for n, on_demand in classes.items()
                                                  if on_demand)), runtimes)  # (pickled)

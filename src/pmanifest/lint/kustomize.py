@@ -20,6 +20,7 @@ enabled.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from collections.abc import Iterable, Iterator
@@ -147,14 +148,16 @@ def webhook_services(kustomizations: Iterable[str]) -> dict[str, set[str]]:
     to the Service's file, sets it. kustomize then writes that namespace into a webhook's
     ``clientConfig.service`` naming the Service without one (see :mod:`.kube.kustomized`)."""
     builds: dict[str, dict[str, bool]] = {}  # kustomization -> its files -> namespace set
-    kinds: dict[str, tuple[bool, frozenset[str]]] = {}  # file -> (webhook?, Service names)
+    kinds: dict[str, tuple[bool, bool]] = {}  # file -> (a webhook configuration? a Service?)
+    services: dict[str, frozenset[str]] = {}  # file -> the names of its Services
     found: dict[str, set[str]] = {}
     for kustomization in kustomizations:
         build = _build(_real(kustomization), builds)
         hooks = [f for f in build if _kinds_in(f, kinds)[0]]
         if not hooks:
             continue
-        names = {name for f, set_ in build.items() if set_ for name in _kinds_in(f, kinds)[1]}
+        names = {name for f, set_ in build.items() if set_ and _kinds_in(f, kinds)[1]
+                 for name in _services_in(f, services)}
         for hook in hooks:
             found.setdefault(hook, set()).update(names)
     return found
@@ -204,23 +207,34 @@ def _entries(kustomization: str, data: dict[str, Any]) -> tuple[list[str], list[
     return files, bases
 
 
-def _kinds_in(path: str, known: dict[str, tuple[bool, frozenset[str]]]
-              ) -> tuple[bool, frozenset[str]]:
-    """Does the file hold a webhook configuration, and the names of its Services (read once;
-    nothing when it cannot be read or parsed: it is linted, and reported, as an input)."""
-    if path not in known:
-        from pmanifest.io.reading import Unreadable, read_limited
+def _resource_text(path: str) -> str:
+    """A resource file's text ("" when it cannot be read or decoded: it is linted, and
+    reported, as an input)."""
+    from pmanifest.io.reading import Unreadable, read_limited
 
-        hook, names = False, set()
-        try:
-            text = decode(read_limited(path, regular_only=True, record=False)[0])
-            hook = _WEBHOOK_KIND.search(text) is not None
-            if _SERVICE_KIND.search(text) is not None:
-                names = {str(d.data["metadata"]["name"]) for d in load_documents(text)
-                         if isinstance(d, Loaded) and _is_service(d.data)}
-        except (OSError, Unreadable, YamlProblem):
-            pass
-        known[path] = (hook, frozenset(names))
+    try:
+        return decode(read_limited(path, regular_only=True, record=False)[0])
+    except (OSError, Unreadable, YamlProblem):
+        return ""
+
+
+def _kinds_in(path: str, known: dict[str, tuple[bool, bool]]) -> tuple[bool, bool]:
+    """Does a resource file hold a webhook configuration, a Service (a plain text scan, once)?"""
+    if path not in known:
+        text = _resource_text(path)
+        known[path] = (_WEBHOOK_KIND.search(text) is not None,
+                       _SERVICE_KIND.search(text) is not None)
+    return known[path]
+
+
+def _services_in(path: str, known: dict[str, frozenset[str]]) -> frozenset[str]:
+    """The names of the Services in a resource file (parsed once; none when it does not)."""
+    if path not in known:
+        names: set[str] = set()
+        with contextlib.suppress(YamlProblem):
+            names = {str(d.data["metadata"]["name"]) for d in load_documents(_resource_text(path))
+                     if isinstance(d, Loaded) and _is_service(d.data)}
+        known[path] = frozenset(names)
     return known[path]
 
 
