@@ -4,7 +4,8 @@ real processes for long (pre-commit and the CI recipes installing pmanifest, the
 real shells as PID 1 and real torchrun, the documentation's every command, hypothesis' deep runs,
 bounded-time-and-memory checks on large inputs, CEL over every case under every profile) —
 by where they live, here, so a new test in one of these places is slow without a word, and by
-``@pytest.mark.slow`` anywhere else."""
+``@pytest.mark.slow`` anywhere else. A run that deselects ``slow`` also runs a quarter of each
+hypothesis test's examples (tests/hypothesis_profiles.py); the whole suite runs them all."""
 
 from __future__ import annotations
 
@@ -13,6 +14,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+import tests.hypothesis_profiles  # noqa: F401  (registers the profiles)
 
 HERE = Path(__file__).resolve().parent
 # The tools the test extras install (ruff, shellcheck, pre-commit, kubectl, pmanifest itself)
@@ -34,6 +38,15 @@ SLOW = (
     "test_lint_fuzz.py",  # hypothesis, many examples
     "test_code_quality.py",  # ruff, mypy --strict and vulture over the whole tree
 )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The fast subset runs hypothesis' ``fast`` profile; any other run ``whole``, unless
+    ``--hypothesis-profile`` names one."""
+    if config.getoption("--hypothesis-profile", None):
+        return
+    fast = "not slow" in " ".join(str(config.getoption("markexpr") or "").split())
+    settings.load_profile("fast" if fast else "whole")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

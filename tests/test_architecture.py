@@ -5,6 +5,7 @@ that never import check code. The tables are read from STYLE.md itself."""
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 
@@ -52,12 +53,23 @@ def _modules() -> dict[str, Path]:
     return out
 
 
+@functools.cache
+def _parsed(text: str) -> ast.Module:
+    """The syntax tree of a module's text, parsed once for every check that reads it (the checks
+    only walk it)."""
+    return ast.parse(text)
+
+
+def _tree(path: Path) -> ast.Module:
+    return _parsed(path.read_text(encoding="utf-8"))
+
+
 def _imports(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
     """The package modules a module imports, anywhere in it (functions included); relative
     imports (``from . import x``, ``from ..lint import y``) resolved against ``name``."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(_tree(path)):
         names: list[str] = []
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
@@ -78,7 +90,9 @@ def _absolute(node: ast.ImportFrom, package: str, name: str) -> str:
     return f"{base}.{node.module}" if node.module else base
 
 
+@functools.cache
 def _graph() -> dict[str, set[str]]:
+    """Module -> the package modules it imports; made once for the checks that read it."""
     modules = _modules()
     return {name: _imports(name, path, modules) - {name} for name, path in modules.items()}
 
@@ -139,7 +153,7 @@ def test_every_dataclass_has_a_docstring() -> None:
     # dataclasses writes a missing docstring from inspect.signature: ~0.3 ms a class at import,
     # which the start-up of a plain lint pays for every class on its path
     bare = [f"{name}.{node.name}" for name, path in _modules().items()
-            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+            for node in ast.walk(_tree(path))
             if isinstance(node, ast.ClassDef) and _is_dataclass(node)
             and ast.get_docstring(node) is None]
     assert not bare, f"dataclasses without a docstring: {bare}"
@@ -217,7 +231,7 @@ def test_a_handful_of_top_level_modules_and_packages_that_say_what_they_own() ->
 def _private_imports(name: str, path: Path, modules: dict[str, Path]) -> list[str]:
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(_tree(path)):
         if isinstance(node, ast.ImportFrom):
             source = _absolute(node, package, name)
             found += [f"{name} imports {source}.{alias.name}" for alias in node.names

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from pmanifest.kube.document import Finding
 from pmanifest.lint.engine import LintOptions, lint_bytes
 from pmanifest.lint.fixes import fix_file
+from tests.hypothesis_profiles import examples
 from tests.treepaths import all_paths
 
 JOB: dict[str, Any] = {
@@ -81,7 +82,7 @@ def _written(docs: list[Any], flow: bool | None, indent: int, anchors: bool) -> 
                          sort_keys=False, explicit_start=True)
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(120), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(drops=st.lists(st.sampled_from(PATHS), max_size=3),
        flow=st.sampled_from([False, True, None]), indent=st.sampled_from([2, 4]),
        anchors=st.booleans())

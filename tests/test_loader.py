@@ -100,6 +100,7 @@ def test_load_single_refuses_several_documents_and_empty_files() -> None:
         load_single("# nothing\n")
 
 
+@pytest.mark.slow  # 3000 items for the time bound; the case files' Lists check positions fast
 def test_list_items_get_their_own_positions_in_linear_time() -> None:
     import time
 

@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pmanifest.schema import kubernetes as schema
+from tests.hypothesis_profiles import examples
 
 JOB: dict[str, Any] = {
     "apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "x", "labels": {"a": "b"}},
@@ -138,7 +139,7 @@ _paths = st.lists(st.sampled_from(["spec", "template", "metadata", "containers",
                                    "limits", "labels", "podFailurePolicy", "rules"]), max_size=6)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(_paths, _json)
 def test_fast_path_agrees_with_jsonschema(path: list[Any], value: Any) -> None:
     """Mutate one place of a valid Job; the compiled check and jsonschema must agree."""
@@ -173,7 +174,7 @@ COMBINATORS: dict[str, Any] = {
 }
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.dictionaries(st.sampled_from(["a", "b", "c", "d", "e", "f"]), _json, max_size=4))
 def test_fast_combinators_agree_with_jsonschema(value: dict[str, Any]) -> None:
     from jsonschema import Draft202012Validator

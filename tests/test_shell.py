@@ -23,6 +23,7 @@ from pmanifest.shell import (
     script_pos,
     written_paths,
 )
+from tests.hypothesis_profiles import examples
 
 SUPERVISOR = FsPath(__file__).parents[1] / "templates" / "supervisor.sh"
 
@@ -316,7 +317,7 @@ TOKENS = ["trap", "'x'", '"y"', "TERM", "EXIT", "exec", "wait", "&", ";", "&&", 
           "(", ")", "{", "}", "f()", "<<EOF", "EOF", "$child", "sleep", "exit", "0", " ", "#"]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(st.sampled_from(TOKENS), max_size=30))
 def test_token_soup_never_raises(tokens: list[str]) -> None:
     facts = analyse(" ".join(tokens))

@@ -40,15 +40,38 @@ SCRIPTS = {
 }
 
 
+# where a process of the script sleeps once it is where the TERM is meant to find it: a shell
+# in ``wait`` (wait4 or waitid; dash and busybox sh, with a trap set, in sigsuspend), ``sleep``
+# in nanosleep
+SETTLED = ("do_wait", "sigsuspend", "hrtimer_nanosleep", "do_nanosleep")
+
+
+def _tree(pid: int) -> list[int]:
+    children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    return [pid, *(p for child in children for p in _tree(int(child)))]
+
+
+def _settled(pid: int) -> bool:
+    """Has the script reached its ``wait``: the shell, its subshells and ``sleep`` all blocked
+    where SETTLED says (read from /proc/PID/wchan), and at least one child started?"""
+    try:
+        tree = _tree(pid)
+        return len(tree) > 1 and all(
+            Path(f"/proc/{p}/wchan").read_text().startswith(SETTLED) for p in tree)
+    except OSError:  # a process of the tree has just exited
+        return False
+
+
 def _run(shell: list[str], script: str, tmp_path: Path) -> int:
+    """The script's exit status after a TERM sent once it is in its ``wait`` (waited for, as
+    /proc shows it, not slept for: a loaded machine may take longer than any sleep)."""
     ready = tmp_path / "ready"
     proc = subprocess.Popen([*shell, "-c", PRELUDE + script], cwd=tmp_path,
                             env={**os.environ, "READY": str(ready)}, stdout=subprocess.DEVNULL)
     deadline = time.monotonic() + 10
-    while not ready.exists():
-        assert proc.poll() is None and time.monotonic() < deadline
-        time.sleep(0.01)
-    time.sleep(0.1)  # into the wait
+    while not (ready.exists() and _settled(proc.pid)):
+        assert proc.poll() is None and time.monotonic() < deadline, "never reached its wait"
+        time.sleep(0.002)
     proc.send_signal(signal.SIGTERM)
     return proc.wait(timeout=20)
 

@@ -45,7 +45,7 @@ def test_sweep_prints_figures_per_repository_and_profile(tmp_path: Path) -> None
     (repo / "chart" / "templates" / "d.yaml").write_text("kind: {{ .Values.kind }}\n")
     (repo / "vendor" / "other" / "d.yaml").write_text(DEPLOYMENT)
     (tmp_path / "plain").mkdir()
-    (tmp_path / "plain" / "bad.yaml").write_text("a: [\n")
+    (tmp_path / "plain" / "bad.yaml").write_text("kind: Pod\na: [\n")  # names kind: PM001
     findings = tmp_path / "f.jsonl"
     assert run_sweep(tmp_path, "--findings", str(findings)) == [
         "demo-gke [together]: 2 files linted (1 Helm templates, 1 vendored skipped), 1 objects,"
@@ -74,7 +74,7 @@ def test_sweep_prints_the_results_table_from_judgements(tmp_path: Path) -> None:
     repos = tmp_path / "repos"
     (repos / "demo").mkdir(parents=True)
     (repos / "demo" / "deploy.yaml").write_text(GPU_DEPLOYMENT)
-    (repos / "demo" / "bad.yaml").write_text("a: [\n")
+    (repos / "demo" / "bad.yaml").write_text("kind: Pod\na: [\n")  # names kind: PM001
     (repos / "other").mkdir()
     (repos / "other" / "deploy.yaml").write_text(GPU_DEPLOYMENT)
     commits = tmp_path / "commits.tsv"
@@ -82,7 +82,7 @@ def test_sweep_prints_the_results_table_from_judgements(tmp_path: Path) -> None:
     judgements = tmp_path / "j.jsonl"
     judgements.write_text(
         '{"key": "demo|deploy.yaml|8|5|PM102|Deployment/web", "verdict": "TP", "reason": "r"}\n'
-        '{"key": "demo|bad.yaml|2|1|PM001|-/-", "verdict": "FP-platform", "reason": "r"}\n'
+        '{"key": "demo|bad.yaml|3|1|PM001|-/-", "verdict": "FP-platform", "reason": "r"}\n'
         '{"key": "other|deploy.yaml|8|5|PM102|Deployment/web", "verdict": "wrong"}\n'
         "not json\n")
     findings = tmp_path / "f.jsonl"
@@ -91,7 +91,7 @@ def test_sweep_prints_the_results_table_from_judgements(tmp_path: Path) -> None:
          str(findings), "--judgements", str(judgements), "--commits", str(commits)],
         capture_output=True, text=True, timeout=300, check=False)
     keys = [line.split('"key": "')[1].split('"')[0] for line in findings.read_text().splitlines()]
-    assert keys == ["demo|bad.yaml|2|1|PM001|-/-", "demo|deploy.yaml|8|5|PM102|Deployment/web",
+    assert keys == ["demo|bad.yaml|3|1|PM001|-/-", "demo|deploy.yaml|8|5|PM102|Deployment/web",
                     "other|deploy.yaml|8|5|PM102|Deployment/web"]
     assert result.stderr.splitlines() == [
         f"{judgements}:3: verdict 'wrong' is none of TP, FP, FP-platform, debatable",

@@ -4,6 +4,7 @@ roles), admitted through the policies as in the differential test."""
 
 from __future__ import annotations
 
+import functools
 import json
 import subprocess
 import sys
@@ -26,11 +27,18 @@ SERVING = {
 }
 
 
-def _export(*args: str, cwd: Path | None = None) -> list[dict[str, Any]]:
+@functools.cache
+def _exported(*args: str) -> str:
+    """What ``export admission ARGS`` writes, run once per ARGS in this module (an export takes
+    about a second): the tests only read it."""
     result = CliRunner().invoke(main, ["export", "admission", *args])
     assert result.exit_code == 0, result.output
     assert result.stdout.startswith("# pmanifest ")
-    return [d for d in yaml.safe_load_all(result.stdout) if d]
+    return result.stdout
+
+
+def _export(*args: str) -> list[dict[str, Any]]:
+    return [d for d in yaml.safe_load_all(_exported(*args)) if d]
 
 
 def _policy(docs: list[dict[str, Any]], rule_id: str) -> dict[str, Any]:
@@ -39,15 +47,14 @@ def _policy(docs: list[dict[str, Any]], rule_id: str) -> dict[str, Any]:
 
 
 def test_default_is_warn_and_together_and_the_header_lists_lint_only_rules() -> None:
-    result = CliRunner().invoke(main, ["export", "admission"])
-    assert result.exit_code == 0
-    header = "".join(line + "\n" for line in result.stdout.splitlines() if line.startswith("#"))
+    exported = _exported()
+    header = "".join(line + "\n" for line in exported.splitlines() if line.startswith("#"))
     assert "profile together: preemptible nodes carry together.ai/compute-class=preemptible" \
         in header
     assert "#   PM301 double-checkpoint-trigger: shell analysis" in header
     assert "#   PM501 preemptible-gpus-not-multiple-of-8: needs the cluster request" in header
     assert "#   kubeflow.org/PyTorchJob: keeps pod templates in lists or maps" in header
-    docs = [d for d in yaml.safe_load_all(result.stdout) if d]
+    docs = _export()
     actions = {tuple(d["spec"]["validationActions"]) for d in docs
                if d["kind"] == "ValidatingAdmissionPolicyBinding"}
     assert actions == {("Warn",)}

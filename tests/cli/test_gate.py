@@ -371,6 +371,44 @@ def test_a_commented_out_patch_section_still_names_patches(runner: CliRunner,
         ["config/patches/grace_patch.yaml:1:1:", "info"]]
 
 
+def test_every_file_of_a_patch_directory_is_a_patch(runner: CliRunner, tmp_path: Path) -> None:
+    """A directory below a kustomization in which it names a patch is a patch directory
+    (kubeflow's tensorboard base/patches/, kubebuilder's config/crd/patches/): a file there
+    that no kustomization names is a fragment too. Still linted: a file there that a
+    kustomization lists as a resource, files in a directory below it, files beside the
+    kustomization itself, and files of a directory that is a kustomization of its own."""
+    write(tmp_path / "app" / "kustomization.yaml",
+          "resources: [job.yaml, patches/listed.yaml, base]\n"
+          "patchesStrategicMerge: [patches/named.yaml, base/named.yaml, beside.yaml]\n")
+    write(tmp_path / "app" / "job.yaml", GOOD)
+    for name in ("named", "orphan", "listed", "deeper/more"):
+        write(tmp_path / "app" / "patches" / f"{name}.yaml", LONG_GRACE)
+    write(tmp_path / "app" / "beside.yaml", LONG_GRACE)
+    write(tmp_path / "app" / "unlisted.yaml", LONG_GRACE)
+    write(tmp_path / "app" / "base" / "kustomization.yaml", "resources: []\n")
+    write(tmp_path / "app" / "base" / "named.yaml", LONG_GRACE)
+    write(tmp_path / "app" / "base" / "other.yaml", LONG_GRACE)
+    code, out, _ = run(runner, "app")
+    tail = ("a fragment of an object, not linted on its own; lint what kustomize builds instead "
+            "(`kubectl kustomize app | pmanifest lint -`)")
+    assert code == 1
+    assert out.splitlines() == [
+        "app/base/named.yaml:1:1: info PM007[patch-fragment-skipped] Job 'train' is a patch "
+        f"named by app/kustomization.yaml: {tail}",
+        f"app/base/other.yaml:12:7: {GRACE_FINDING}",
+        "app/beside.yaml:1:1: info PM007[patch-fragment-skipped] Job 'train' is a patch "
+        f"named by app/kustomization.yaml: {tail}",
+        f"app/patches/deeper/more.yaml:12:7: {GRACE_FINDING}",
+        f"app/patches/listed.yaml:12:7: {GRACE_FINDING}",
+        "app/patches/named.yaml:1:1: info PM007[patch-fragment-skipped] Job 'train' is a patch "
+        f"named by app/kustomization.yaml: {tail}",
+        "app/patches/orphan.yaml:1:1: info PM007[patch-fragment-skipped] Job 'train' is in "
+        f"app/patches/, where app/kustomization.yaml names its patches, {tail}",
+        f"app/unlisted.yaml:12:7: {GRACE_FINDING}"]
+    # named alone, as pre-commit does: the kustomization above it is found
+    assert run(runner, "app/patches/orphan.yaml")[0] == 2
+
+
 # (kubeflow/manifests' centraldashboard base: no selector of its own, kustomize adds it)
 DASHBOARD = """\
 apiVersion: apps/v1
@@ -405,6 +443,43 @@ def test_a_selector_a_kustomization_supplies_is_not_missing(runner: CliRunner,
     code, out, _ = run(runner, "base", "plain", "app", select=("--select", "PM002"))
     assert (code, out) == (1, f"plain/dashboard.yaml:4:1: {NO_SELECTOR}\n"
                               f"plain/unlisted.yaml:4:1: {NO_SELECTOR}\n")
+
+
+WEBHOOK = """\
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingWebhookConfiguration
+metadata: {name: poddefaults}
+webhooks:
+- name: poddefaults.kubeflow.org
+  admissionReviewVersions: [v1]
+  sideEffects: None
+  clientConfig:
+    service: {name: service, path: /apply-poddefault}
+"""
+SERVICE = "apiVersion: v1\nkind: Service\nmetadata: {name: service}\nspec: {ports: [{port: 443}]}\n"
+
+
+def test_a_webhook_namespace_a_kustomize_build_supplies_is_not_missing(
+        runner: CliRunner, tmp_path: Path) -> None:
+    """kubeflow's admission-webhook base: `namespace:` and the Service the webhook names in the
+    same build, so kustomize writes the namespace (tests/integration/test_kustomize_build.py
+    checks each layout against kubectl). Without the Service in the build, or without a
+    namespace set, it stays missing."""
+    write(tmp_path / "base" / "kustomization.yaml",
+          "namespace: kubeflow\nresources: [webhook.yaml, service.yaml]\n")
+    write(tmp_path / "base" / "webhook.yaml", WEBHOOK)
+    write(tmp_path / "base" / "service.yaml", SERVICE)
+    write(tmp_path / "alone" / "kustomization.yaml",
+          "namespace: kubeflow\nresources: [webhook.yaml]\n")
+    write(tmp_path / "alone" / "webhook.yaml", WEBHOOK)
+    write(tmp_path / "plain" / "kustomization.yaml", "resources: [webhook.yaml, service.yaml]\n")
+    write(tmp_path / "plain" / "webhook.yaml", WEBHOOK)
+    write(tmp_path / "plain" / "service.yaml", SERVICE)
+    missing = ("error PM002[schema-invalid] webhooks[0].clientConfig.service is missing "
+               "'namespace'; add it")
+    code, out, _ = run(runner, "base", "alone", "plain", select=("--select", "PM002"))
+    assert (code, out) == (1, f"alone/webhook.yaml:9:5: {missing}\n"
+                              f"plain/webhook.yaml:9:5: {missing}\n")
 
 
 def test_kustomizations_that_include_each_other_end(runner: CliRunner, tmp_path: Path) -> None:

@@ -74,6 +74,24 @@ def test_non_kubernetes_files_alone_are_not_a_clean_run(runner: CliRunner, tmp_p
         "and kind)\n")
 
 
+def test_a_broken_file_naming_no_object_key_is_counted_with_foreign_yaml(
+        runner: CliRunner, tmp_path: Path) -> None:
+    """JSON with comments (no apiVersion, no kind) beside a manifest: skipped and counted in
+    the note, never PM001; a broken manifest beside them is still PM001."""
+    write(tmp_path / "tsconfig.json", '{\n  // comment\n  "extends": "x"\n}\n')
+    write(tmp_path / "job.yaml", BAD_FIELD)
+    result = runner.invoke(main, ["lint", *SELECT, "tsconfig.json", "job.yaml"])
+    assert (result.exit_code, result.stderr) == (1, (
+        f"1 error, 0 warnings, 0 info in 2 files (1 object, {RULES} rules)\n{ASSUMED}"
+        "pmanifest: 1 YAML document in 1 file skipped: not Kubernetes objects (no apiVersion "
+        "and kind)\n"))
+    assert "tsconfig.json" not in result.stdout
+    write(tmp_path / "pod.yaml", SYNTAX)
+    result = runner.invoke(main, ["lint", *SELECT, "tsconfig.json", "pod.yaml"])
+    assert result.stdout == "pod.yaml:4:1: error PM001[yaml-syntax-error] " \
+        "did not find expected ',' or '}'\n"
+
+
 def test_a_field_at_the_wrong_level_says_where_it_belongs(runner: CliRunner,
                                                          tmp_path: Path) -> None:
     write(tmp_path / "job.yaml", BAD_FIELD.replace(

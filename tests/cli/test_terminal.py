@@ -121,27 +121,29 @@ def test_the_summary_is_printed_under_the_findings(tmp_path: Path) -> None:
 ENV = "".join(f'          - {{name: SETTING_{n}, value: "{n}"}}\n' for n in range(40))
 
 
-def _many(tmp_path: Path, count: int) -> Path:
-    root = tmp_path / "k8s"
+FILES = 3000  # enough for a run longer than the bar's half-second delay, even on a fast machine
+
+
+@pytest.fixture(scope="module")
+def many(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A directory holding ``k8s/``: FILES Jobs, the first with a finding (made once: the runs
+    only read it)."""
+    cwd = tmp_path_factory.mktemp("many")
+    root = cwd / "k8s"
     root.mkdir()
-    for i in range(count):
+    for i in range(FILES):
         job = JOB.format(i=i, grace=900 if i == 0 else 300).replace(
             "      containers: [{name: main, image: busybox}]\n",
             "      containers:\n        - name: main\n          image: busybox\n          env:\n"
             + ENV)
         (root / f"job{i:05d}.yaml").write_text(job)
-    return root
+    return cwd
 
 
-FILES = 3000  # enough for a run longer than the bar's half-second delay, even on a fast machine
-
-
-def test_a_long_run_shows_a_progress_bar_on_the_terminal_only(tmp_path: Path) -> None:
-    _many(tmp_path, FILES)
+def test_a_long_run_shows_a_progress_bar_on_the_terminal_only(many: Path) -> None:
     summary = f"1 error, 0 warnings, 0 info in {FILES} files ({FILES} objects, {RULES} rules)" \
         f"\r\n{ASSUMED}"
-    code, screen, piped = on_terminal(["lint", "k8s", "-j", "1", *SELECT], tmp_path,
-                                      both=False)
+    code, screen, piped = on_terminal(["lint", "k8s", "-j", "1", *SELECT], many, both=False)
     assert code == 1
     assert piped == f"k8s/job00000.yaml:12:7: error {FINDING}\n"  # stdout: a pipe, no colour
     frames = re.findall(BAR, screen)
@@ -151,16 +153,40 @@ def test_a_long_run_shows_a_progress_bar_on_the_terminal_only(tmp_path: Path) ->
         screen[-300:]
 
 
-def test_no_progress_bar_in_a_ci_log_or_a_pipe(tmp_path: Path) -> None:
-    _many(tmp_path, FILES)
+@pytest.mark.slow  # two long runs; the fast subset asks wanted() below
+def test_no_progress_bar_in_a_ci_log_or_a_pipe(many: Path) -> None:
     summary = f"1 error, 0 warnings, 0 info in {FILES} files ({FILES} objects, {RULES} rules)"
-    code, screen, _ = on_terminal(["lint", "k8s", "-j", "1", *SELECT], tmp_path, both=False,
+    code, screen, _ = on_terminal(["lint", "k8s", "-j", "1", *SELECT], many, both=False,
                                   CI="true")
     assert (code, screen) == (1, f"{summary}\r\n{ASSUMED}\r\n")
     proc = subprocess.run([sys.executable, "-m", "pmanifest", "lint", "k8s", "-j", "1", *SELECT],
-                          cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=120,
+                          cwd=many, env=_env(), capture_output=True, text=True, timeout=120,
                           check=False)
     assert (proc.returncode, proc.stderr) == (1, f"{summary}\n{ASSUMED}\n")
+
+
+@pytest.mark.parametrize(("env", "shown"), [
+    ({"TERM": "xterm"}, True),
+    ({"TERM": "xterm", "CI": "true"}, False),  # some CI runners give jobs a pseudo-terminal
+    ({"TERM": "dumb"}, False),
+    ({}, True),
+])
+def test_the_bar_is_wanted_on_a_terminal_a_person_watches(monkeypatch: pytest.MonkeyPatch,
+                                                          env: dict[str, str],
+                                                          shown: bool) -> None:
+    from pmanifest.lint.progress import wanted
+
+    for name in ("CI", "TERM"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    main_fd, side_fd = pty.openpty()
+    read_fd, write_fd = os.pipe()
+    with os.fdopen(side_fd, "w") as terminal, os.fdopen(write_fd, "w") as pipe, \
+            open(os.devnull, "w") as null:
+        assert (wanted(terminal), wanted(pipe), wanted(null)) == (shown, False, False)
+    os.close(main_fd)
+    os.close(read_fd)
 
 
 def test_a_report_longer_than_a_pipe_holds_is_read_whole(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pmanifest.cli.main import main
+from tests.hypothesis_profiles import examples
 
 ROOT = Path(__file__).resolve().parents[2]
 MISTAKES = "examples/cluster/create-command-mistakes.sh"
@@ -185,7 +186,7 @@ _VALUES = (st.none() | st.booleans() | st.integers(min_value=-2**70, max_value=2
            | st.lists(st.integers(), max_size=2))
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.dictionaries(_FIELDS, _VALUES, max_size=8),
        st.sampled_from([None, "create", "update", "read"]))
 def test_any_request_body_gives_findings_or_one_line(body: dict[str, object],
@@ -201,7 +202,7 @@ def test_any_request_body_gives_findings_or_one_line(body: dict[str, object],
         assert result.stdout == "" and result.stderr.count("\n") == 1
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.dictionaries(_FIELDS, _VALUES, max_size=8), st.integers(0, 20), st.integers(0, 20))
 def test_any_cluster_against_a_workload_never_crashes(
     body: dict[str, object], gpus: int, replicas: int

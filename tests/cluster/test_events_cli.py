@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pmanifest.cli.main import main
+from tests.hypothesis_profiles import examples
 
 ROOT = Path(__file__).resolve().parents[2]
 READ = "examples/cluster/cluster-read.json"
@@ -638,7 +639,7 @@ _EVENT_LISTS = st.lists(st.dictionaries(_KEYS, _SCALARS | st.dictionaries(_KEYS,
                         max_size=6)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(["node_lifecycle_events", "items"]), _VALUES | _EVENT_LISTS,
        st.sampled_from([[], ["--time-field", "timestamp"], ["--since", "2025-03-04T00:00:00Z"]]))
 def test_any_json_gives_a_report_or_one_line(key: str, value: object, args: list[str]) -> None:

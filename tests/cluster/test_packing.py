@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pmanifest.cluster.packing import fits, min_nodes
+from tests.hypothesis_profiles import examples
 
 
 def brute_min_nodes(pods: list[int], per_node: int) -> int:
@@ -52,13 +53,13 @@ def test_partial_node_and_pods_larger_than_a_node() -> None:
     assert fits([0, 0], 0, 8) is True  # pods without GPUs need none
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(st.integers(min_value=1, max_value=8), max_size=9))
 def test_min_nodes_is_exact(pods: list[int]) -> None:
     assert min_nodes(pods, 8) == brute_min_nodes(pods, 8)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(st.integers(min_value=1, max_value=4), max_size=7),
        st.integers(min_value=0, max_value=4), st.integers(min_value=0, max_value=3))
 def test_fits_agrees_with_the_fewest_nodes(pods: list[int], nodes: int, partial: int) -> None:
@@ -90,7 +91,7 @@ def test_out_of_budget_is_undecided_not_wrong(monkeypatch: pytest.MonkeyPatch) -
     assert packing.min_nodes(hard, 8) == 6
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.dictionaries(st.integers(min_value=1, max_value=8), st.integers(0, 6), max_size=4),
        st.integers(min_value=0, max_value=6), st.integers(min_value=0, max_value=7))
 def test_counts_agree_with_pods_one_by_one(counts: dict[int, int], nodes: int,

@@ -70,7 +70,9 @@ SMALL: dict[str, bytes | str] = {
     "nul-byte": b"apiVersion: v1\nkind: Pod\nmetadata: {name: a\x00b}\n",
     "bom": b"\xef\xbb\xbf" + PREEMPTIBLE_POD.encode(),
     "crlf": PREEMPTIBLE_POD.replace("\n", "\r\n").encode(),
-    "bom-crlf-syntax-error": b"\xef\xbb\xbfa: 1\r\nb: [1,\r\n",
+    "bom-crlf-syntax-error": b"\xef\xbb\xbfapiVersion: v1\r\nkind: Pod\r\nb: [1,\r\n",
+    # a syntax error in a file naming no apiVersion and no kind: another tool's file
+    "syntax-error-no-object-keys": b"\xef\xbb\xbfa: 1\r\nb: [1,\r\n",
     "bare-scalar": "hello\n",
     "top-level-list": "- apiVersion: v1\n- kind: Pod\n",
     "tab-indent": "apiVersion: v1\nkind: Pod\nmetadata:\n\tname: x\n",
@@ -152,7 +154,7 @@ SMALL: dict[str, bytes | str] = {
                        "containers: [{name: a, image: b}]}\n",
     "merge-key-scalar": "b:\n  <<: 5\n",
     "complex-key": "{1.5: a, [1]: b}\n",
-    "yaml-directive-1.3": "%YAML 1.3\n---\na: 1\n",
+    "yaml-directive-1.3": "%YAML 1.3\n---\napiVersion: v1\nkind: Pod\n",
     "tag-directive-python": "%TAG !p! tag:yaml.org,2002:python/object/apply:\n---\n"
                             + OBJECT + "a: !p!os.system [touch MARKER]\n",
     "unicode-line-separators": POD.replace("{name: p}", "{name: \"a\u2028b\u0085c\"}")

@@ -15,8 +15,8 @@ configs, saved command lines, cluster requests and reads, events, policies), eac
 up to three mutations: a hostile piece inserted, a value replaced by one, the text cut short.
 Runs are in-process (click's CliRunner) but for the memory and signal promises.
 Deterministic (``derandomize``) and time-boxed (``max_examples``): CI runs every example of
-every test each time, well within a minute of CPU. Inputs that once broke a promise are kept
-as ``@example``s.
+every test each time, well within a minute of CPU; ``-m "not slow"`` a quarter of them.
+Inputs that once broke a promise are kept as ``@example``s.
 ``PMANIFEST_FUZZ_EXAMPLES=N`` runs N examples a test instead of 40, for a deeper run by hand.
 """
 
@@ -43,6 +43,7 @@ from hypothesis import strategies as st
 from pmanifest.cli.main import main
 from tests.hostile.conftest import TIME_LIMIT_S
 from tests.hostile.corpus import BASE, PREEMPTIBLE_POD
+from tests.hypothesis_profiles import examples
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
@@ -165,8 +166,9 @@ def _promised(code: int, stdout: bytes, stderr: bytes, names: list[str]) -> None
 
 # -- every entry point ---------------------------------------------------------------------------
 
-# PMANIFEST_FUZZ_EXAMPLES=1000 for a deeper run by hand (still derandomized: the same inputs)
-EXAMPLES_PER_TEST = int(os.environ.get("PMANIFEST_FUZZ_EXAMPLES", "40"))
+# PMANIFEST_FUZZ_EXAMPLES=1000 for a deeper run by hand (still derandomized: the same inputs);
+# the fast subset runs a quarter (tests/hypothesis_profiles.py)
+EXAMPLES_PER_TEST = int(os.environ.get("PMANIFEST_FUZZ_EXAMPLES", str(examples(40))))
 FUZZ = settings(max_examples=EXAMPLES_PER_TEST, derandomize=True, deadline=None, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
 import yaml
 from click.testing import CliRunner
 
@@ -166,6 +167,7 @@ template:
         1, "t.yaml:7:5: " + PM201, summary("1 error, 0 warnings, 0 info in 1 file (1 object)", 3))
 
 
+@pytest.mark.slow  # a benchmark, as tests/test_bench*.py
 def test_the_bench_script_runs(tmp_path: Path) -> None:
     """bench/hostile_lint.py prints a figure per input (quick mode)."""
     import subprocess

@@ -112,8 +112,13 @@ EXPECTED: dict[str, tuple[int, list[tuple[str, str, str]], str]] = {
         ('7:17:', 'warning PM302[no-checkpoint-handler]', 'POD_NO_HANDLER'),
     ], '1 error, 1 warning, 0 info in 1 file (1 object)'),
     'bom-crlf-syntax-error': (1, [
-        ('3:1:', 'error PM001[yaml-syntax-error]', 'did not find expected node content'),
+        ('4:1:', 'error PM001[yaml-syntax-error]', 'did not find expected node content'),
     ], '1 error, 0 warnings, 0 info in 1 file (0 objects)'),
+    'syntax-error-no-object-keys': (2, [
+    ], (
+        'pmanifest: no Kubernetes object found in syntax-error-no-object-keys.yaml (1 file read, '
+        'no object with apiVersion and kind in it): nothing was checked; name the manifests to '
+        'lint, or pass --allow-empty where none is expected')),
     'bare-scalar': (2, [
     ], (
         'pmanifest: no Kubernetes object found in bare-scalar.yaml (1 file read, no object '

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from pmanifest.loader.documents import Broken, Loaded, decode, load_documents
 
 
@@ -23,6 +25,7 @@ def test_deep_and_wide_mapping_through_the_fast_path_is_refused() -> None:
     assert item.problem.message.startswith("document too large for its nesting depth")
 
 
+@pytest.mark.slow  # 20,000 Pods, a large input as in hostile/test_resources.py
 def test_a_big_shallow_list_document_stays_within_the_budget() -> None:
     pod = ("- apiVersion: v1\n  kind: Pod\n  metadata: {name: p, labels: {app: x}}\n  spec:\n"
            "    containers:\n    - name: a\n      image: b\n      env: [{name: A, value: b}]\n")

@@ -230,24 +230,46 @@ CORRUPTIONS = {
 }
 
 
+RENDER = [sys.executable, "-m", "pmanifest", "render", "-f", "spec.yaml"]
+
+
+@pytest.fixture(scope="module")
+def pristine(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, bytes, bytes]:
+    """A copy of the installed pmanifest with its bytecode written (by rendering SPEC with it,
+    once for every corruption), and that render's stdout and stderr."""
+    tmp = tmp_path_factory.mktemp("pristine")
+    root = _package_copy(tmp)
+    (tmp / "spec.yaml").write_text(SPEC)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    before = subprocess.run(RENDER, cwd=tmp, capture_output=True, timeout=120, check=False,
+                            env={**env, "PYTHONPATH": str(root)})
+    assert before.returncode == 0, before.stderr.decode()
+    return root, before.stdout, before.stderr
+
+
 @pytest.mark.parametrize("corruption", sorted(CORRUPTIONS))
 @pytest.mark.parametrize("file", ["templates/compiled/job_yaml.py",
                                   "policies/snapshots/profiles.yaml.json",
                                   "policies/snapshots/rules-jobs.yaml.json"])
 def test_corrupt_shipped_data_is_set_aside_like_stale(tmp_path: Path, file: str,
-                                                       corruption: str) -> None:
+                                                       corruption: str,
+                                                       pristine: tuple[Path, bytes, bytes]
+                                                       ) -> None:
     """A corrupt precompiled template or snapshot was an internal error (SyntaxError,
     RecursionError, AttributeError): it is pmanifest's own cache of its sources, read from
     them instead, as when it is stale; the output is the same."""
-    root = _package_copy(tmp_path)
+    root = tmp_path / "site"
+    # hard links to the pristine files, bytecode included; the corrupt one is a new file
+    shutil.copytree(pristine[0], root, copy_function=os.link)
     (tmp_path / "spec.yaml").write_text(SPEC)
-    env = {**os.environ, "PYTHONPATH": str(root), "PYTHONDONTWRITEBYTECODE": "1"}
-    command = [sys.executable, "-m", "pmanifest", "render", "-f", "spec.yaml"]
-    before = subprocess.run(command, cwd=tmp_path, capture_output=True, env=env, timeout=120,
-                            check=False)
     target = root / "pmanifest" / file
-    target.write_bytes(CORRUPTIONS[corruption](target.read_bytes()))
-    after = subprocess.run(command, cwd=tmp_path, capture_output=True, env=env, timeout=120,
+    raw = target.read_bytes()
+    target.unlink()
+    target.write_bytes(CORRUPTIONS[corruption](raw))
+    for stale in (target.parent / "__pycache__").glob(f"{target.stem}.*.pyc"):
+        stale.unlink()  # Python reads the corrupt source
+    env = {**os.environ, "PYTHONPATH": str(root), "PYTHONDONTWRITEBYTECODE": "1"}
+    after = subprocess.run(RENDER, cwd=tmp_path, capture_output=True, env=env, timeout=120,
                            check=False)
-    assert (after.returncode, after.stderr) == (0, before.stderr), after.stderr.decode()
-    assert after.stdout == before.stdout and b"kind: Job" in after.stdout
+    assert (after.returncode, after.stderr) == (0, pristine[2]), after.stderr.decode()
+    assert after.stdout == pristine[1] and b"kind: Job" in after.stdout

@@ -13,6 +13,7 @@ import stat
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -196,18 +197,16 @@ def _heavy_tree(root: Path, files: int, pods: int) -> None:
         (root / f"f{i:04}.yaml").write_text(text)
 
 
+def _as_a_terminal_job() -> None:
+    """A shell starts a foreground job with SIGINT at its default action. The test's own
+    process may have it ignored (a suite started in the background by a non-interactive shell
+    is: POSIX shells ignore SIGINT and SIGQUIT for asynchronous commands), and pmanifest rightly
+    keeps a disposition it was started with, as ``nohup``'d programs do."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_during_a_parallel_lint_exits_quietly_with_130(tmp_path: Path) -> None:
-    _heavy_tree(tmp_path / "tree", 256, 150)
-    proc = subprocess.Popen([*PMANIFEST, "lint", "--jobs", "4", "tree"], cwd=tmp_path,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV,
-                            start_new_session=True)  # its own group, as a terminal's job
-    workers: set[int] = set()
-    deadline = time.monotonic() + 30
-    while len(workers) < 2 and time.monotonic() < deadline and proc.poll() is None:
-        workers = _children(proc.pid)
-        time.sleep(0.05)
-    assert len(workers) >= 2, "the run ended before its workers could be seen"
-    time.sleep(0.5)  # let them work
+    proc, workers = _parallel_run(tmp_path, _as_a_terminal_job)
     os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C does: the whole foreground group
     stdout, stderr = proc.communicate(timeout=60)
     assert (proc.returncode, stdout, stderr.decode()) == (130, b"", "")
@@ -215,14 +214,25 @@ def test_ctrl_c_during_a_parallel_lint_exits_quietly_with_130(tmp_path: Path) ->
     assert not any(os.path.exists(f"/proc/{pid}") for pid in workers)  # none left behind
 
 
+def test_a_run_started_with_sigint_ignored_keeps_it_ignored(tmp_path: Path) -> None:
+    """The positive beside it: ``nohup``-style, a background job of a script."""
+    proc, _ = _parallel_run(tmp_path, lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    os.killpg(proc.pid, signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=300)
+    assert proc.returncode == 1  # the findings of the whole tree, as if no SIGINT came
+    assert stdout.count(b"\n") > 256 and "256 files" in stderr.decode()
+
+
 # -- issue 24: SIGTERM and the out-of-memory killer in a parallel run ---------------------------
 
-def _parallel_run(tmp_path: Path) -> tuple[subprocess.Popen[bytes], set[int]]:
-    """A lint --jobs 4 run in its own process group, once its workers are working."""
+def _parallel_run(tmp_path: Path, preexec: Callable[[], object] | None = None
+                  ) -> tuple[subprocess.Popen[bytes], set[int]]:
+    """A lint --jobs 4 run in its own process group, as a terminal's job, once its workers
+    are working."""
     _heavy_tree(tmp_path / "tree", 256, 150)
     proc = subprocess.Popen([*PMANIFEST, "lint", "--jobs", "4", "tree"], cwd=tmp_path,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV,
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=preexec)
     workers: set[int] = set()
     deadline = time.monotonic() + 30
     while len(workers) < 2 and time.monotonic() < deadline and proc.poll() is None:

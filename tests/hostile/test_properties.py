@@ -7,6 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pmanifest.cli.main import main
+from tests.hypothesis_profiles import examples
 
 _SEPARATORS = st.sampled_from([b"---\n", b"\n---\n", b"--- ", b"...\n", b"---\r\n", b"\n"])
 _PIECES = st.binary(max_size=120) | st.sampled_from([
@@ -16,7 +17,7 @@ _PIECES = st.binary(max_size=120) | st.sampled_from([
 ])
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.tuples(_PIECES, _SEPARATORS), max_size=8))
 def test_random_bytes_split_into_documents_never_crash_lint(
     parts: list[tuple[bytes, bytes]],

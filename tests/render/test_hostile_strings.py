@@ -11,6 +11,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from pmanifest.render.engine import RenderOptions, render_text
+from tests.hypothesis_profiles import examples
 
 TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40)
 
@@ -76,7 +77,7 @@ def _baseline(trigger: str, ckpt_is_str: bool) -> Any:
     return BASELINE[key]
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @example(env_value="\x85", arg="\u2028", ckpt_text="\ufeff{{ x }}", ckpt_arg="\x85 ",
          as_string=False, trigger="sigterm", output="yaml")
 @example(env_value="a\n--- b", arg="'; $(id) `id`", ckpt_text="x\r\ny", ckpt_arg="",

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from pmanifest.cli.main import main
 from pmanifest.render.engine import RenderOptions, render_text
 from pmanifest.schema.kubernetes import supported_versions, validate
+from tests.hypothesis_profiles import examples
 
 SPEC = """\
 apiVersion: pmanifest/v1
@@ -116,7 +117,7 @@ _SUB_PATH = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max
     lambda s: not s.startswith("/") and ".." not in s.split("/"))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(sub_path=_SUB_PATH, output=st.sampled_from(["yaml", "json"]))
 def test_hostile_sub_path_arrives_unchanged(sub_path: str, output: str) -> None:
     spec = {"apiVersion": "pmanifest/v1", "workloads": [{

@@ -54,9 +54,10 @@ def _argv(container: dict[str, Any]) -> list[str]:
     return [*container["command"], *container.get("args", [])]
 
 
-def _start(argv: list[str], tmp_path: Path) -> tuple[subprocess.Popen[bytes], Path, Path]:
+def _start(argv: list[str], tmp_path: Path,
+           **extra: str) -> tuple[subprocess.Popen[bytes], Path, Path]:
     main_out, ckpt_out = tmp_path / "main.json", tmp_path / "ckpt.jsonl"
-    env = {**os.environ, "MAIN_OUT": str(main_out), "CKPT_OUT": str(ckpt_out)}
+    env = {**os.environ, "MAIN_OUT": str(main_out), "CKPT_OUT": str(ckpt_out), **extra}
     proc = subprocess.Popen(argv, cwd=tmp_path, env=env)
     deadline = time.monotonic() + 10
     while not main_out.exists() or not main_out.read_text().endswith("]"):
@@ -66,19 +67,41 @@ def _start(argv: list[str], tmp_path: Path) -> tuple[subprocess.Popen[bytes], Pa
     return proc, main_out, ckpt_out
 
 
+# the checkpoint, held once it has saved until the test opens the GO FIFO and closes it
+HELD = CHECKPOINT + "; open(os.environ['GO']).read()"
+
+
+def _release(go: Path, proc: subprocess.Popen[bytes]) -> None:
+    """Let a HELD checkpoint finish: open its FIFO for writing (once it is open for reading;
+    never waiting on a reader that is gone with the supervisor) and close it."""
+    deadline = time.monotonic() + 10
+    while proc.poll() is None:
+        try:
+            os.close(os.open(go, os.O_WRONLY | os.O_NONBLOCK))
+            return
+        except OSError:  # ENXIO: not open for reading (yet)
+            assert time.monotonic() < deadline, "the checkpoint never waited for its release"
+            time.sleep(0.01)
+
+
 def test_sigterm_checkpoints_once_and_exits_143(tmp_path: Path) -> None:
     container = _container(_sigterm_spec([sys.executable, "-c", MAIN, *HOSTILE],
-                                         [sys.executable, "-c", CHECKPOINT, *HOSTILE]))
+                                         [sys.executable, "-c", HELD, *HOSTILE]))
     argv = _argv(container)
     assert argv[:2] == ["/bin/sh", "-c"]
     assert argv[3:5] == ["pmanifest-supervisor", "command"]
-    proc, main_out, ckpt_out = _start(argv, tmp_path)
+    go = tmp_path / "go"
+    os.mkfifo(go)
+    proc, main_out, ckpt_out = _start(argv, tmp_path, GO=str(go))
     assert json.loads(main_out.read_text()) == HOSTILE
     started = time.monotonic()
     proc.send_signal(signal.SIGTERM)
-    time.sleep(0.2)
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)  # a second TERM must not checkpoint again
+    deadline = time.monotonic() + 10
+    while not ckpt_out.exists() or not ckpt_out.read_text().endswith("\n"):
+        assert proc.poll() is None and time.monotonic() < deadline, "no checkpoint began"
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGTERM)  # during the checkpoint: must not checkpoint again
+    _release(go, proc)
     code = proc.wait(timeout=10)
     assert code == 143
     assert time.monotonic() - started < 5

@@ -35,7 +35,7 @@ def test_every_object_is_a_testcase(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     (tmp_path / "k8s").mkdir()
     (tmp_path / "k8s" / "a.yaml").write_text(CLEAN)
     (tmp_path / "k8s" / "b.yaml").write_text(BAD)
-    (tmp_path / "k8s" / "c.yaml").write_text("a: [\n")
+    (tmp_path / "k8s" / "c.yaml").write_text("kind: Pod\na: [\n")  # a broken manifest
     (tmp_path / "k8s" / "values.yaml").write_text("replicas: 3\n")  # not Kubernetes: no case
     result = CliRunner().invoke(main, ["lint", "k8s", "--format", "junit"])
     assert result.exit_code == 1, result.stderr

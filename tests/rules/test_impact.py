@@ -287,3 +287,81 @@ def test_a_trainer_runtime_s_jobs_keep_their_severity() -> None:
     dataset initializer's are as written (CPU: one level lower)."""
     found = lint_bytes(RUNTIME.encode(), "a.yaml", LintOptions(select=frozenset({"PM404"})))
     assert [(f.rule, f.severity) for f in found] == [("PM404", "info"), ("PM404", "warning")]
+
+
+# An OME service that names its runtime and writes no container: the runtime supplies them
+OME_SERVICE = """\
+apiVersion: ome.io/v1beta1
+kind: InferenceService
+metadata: {name: stablelm}
+spec:
+  model: {name: stablelm-tuned-alpha-7b}
+  engine: {minReplicas: 1}
+  router: {minReplicas: 1}
+  runtime: {name: srt-stablelm}
+"""
+OME_RUNTIME = """\
+apiVersion: ome.io/v1beta1
+kind: ClusterServingRuntime
+metadata: {name: srt-stablelm}
+spec:
+  engineConfig:
+    runner:
+      name: ome-container
+      image: docker.io/lmsysorg/sglang:v0.5.5
+      resources: {limits: {cpu: 10, memory: 30Gi, nvidia.com/gpu: 1}}
+  routerConfig:
+    runner: {name: router, image: ghcr.io/moirai-internal/sgl-router:0.1.4}
+"""
+KSERVE_SERVICE = """\
+apiVersion: serving.kserve.io/v1beta1
+kind: InferenceService
+metadata: {name: llama}
+spec:
+  predictor:
+    model: {modelFormat: {name: huggingface}, runtime: vllm-gpu}
+"""
+KSERVE_RUNTIME = """\
+apiVersion: serving.kserve.io/v1alpha1
+kind: ServingRuntime
+metadata: {name: vllm-gpu}
+spec:
+  supportedModelFormats: [{name: huggingface}]
+  containers:
+    - name: kserve-container
+      image: vllm/vllm-openai:v0.9.0
+      resources: {limits: {nvidia.com/gpu: 1}}
+"""
+
+
+def test_a_service_without_containers_takes_the_accelerator_of_the_runtime_it_names() -> None:
+    """The engine's pods come from the runtime's engineConfig (GPUs): the rule's severity; the
+    router's from its routerConfig (no accelerator): one level lower. A KServe predictor that
+    names a GPU runtime likewise. Without the runtime in the input nothing tells: lower."""
+    both = OME_SERVICE + "---\n" + OME_RUNTIME
+    assert severities(both) == [("PM102", "warning", False), ("PM102", "info", True)]
+    assert severities(OME_SERVICE) == [("PM102", "info", True), ("PM102", "info", True)]
+    assert severities(KSERVE_SERVICE + "---\n" + KSERVE_RUNTIME) == [("PM102", "warning", False)]
+    assert severities(KSERVE_SERVICE) == [("PM102", "info", True)]
+    # another runtime's name, or a service that holds its own (CPU) container: the runtime
+    # named elsewhere does not answer for it
+    other = OME_SERVICE.replace("srt-stablelm}", "srt-other}") + "---\n" + OME_RUNTIME
+    assert severities(other) == [("PM102", "info", True), ("PM102", "info", True)]
+    own = OME_SERVICE.replace("engine: {minReplicas: 1}",
+                              "engine: {runner: {name: cpu, image: ghcr.io/acme/echo:1}}")
+    assert severities(own + "---\n" + OME_RUNTIME) == [("PM102", "info", True),
+                                                      ("PM102", "info", True)]
+
+
+def test_the_runtimes_of_the_whole_input_count(tmp_path: object, monkeypatch: pytest.MonkeyPatch
+                                               ) -> None:
+    """``lint DIR``: the runtime in another file of the input answers for the service."""
+    from pathlib import Path
+
+    root = Path(str(tmp_path))
+    monkeypatch.chdir(root)
+    (root / "isvc.yaml").write_text(OME_SERVICE)
+    (root / "runtime.yaml").write_text(OME_RUNTIME)
+    for args in ([], ["--profile", "together"]):
+        result = CliRunner().invoke(main, ["lint", "--select", "PM102", *args, "."])
+        assert [line.split(" ")[1] for line in result.stdout.splitlines()] == ["warning", "info"]

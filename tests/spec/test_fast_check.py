@@ -14,6 +14,7 @@ from jsonschema import Draft202012Validator
 
 from pmanifest.render.spec import SPEC_SCHEMA
 from pmanifest.schema.datafile import compiled_check
+from tests.hypothesis_profiles import examples
 from tests.treepaths import all_paths
 
 EXAMPLES = Path(__file__).resolve().parent.parent.parent / "examples"
@@ -42,7 +43,7 @@ def test_examples_are_valid_on_bothall_paths() -> None:
         assert fast(spec) and VALIDATOR.is_valid(spec)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.sampled_from(range(len(SPECS))), st.data(), _values)
 def test_fast_check_agrees_with_jsonschema(index: int, data: st.DataObject, value: Any) -> None:
     spec = copy.deepcopy(SPECS[index])

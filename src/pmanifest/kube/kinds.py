@@ -27,6 +27,7 @@ as the workflow's steps reach them; only the size of one pod is checked).
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import NamedTuple
 
 from pmanifest.kube.contract import COORDINATOR_ROLE, DAEMON_ROLE, SERVING_ROLE, WORKER_ROLE
@@ -86,6 +87,10 @@ class Template(NamedTuple):
     meta: str = "sibling"  # its metadata: sibling (next to ``spec``), child, self (labels in it)
     containers: tuple[tuple[str, bool, bool], ...] = POD_CONTAINERS
     requires: tuple[str, ...] = ()  # a template only when it has one of these keys
+    unless: str | None = None  # not a template when it has this key (OME: a ``leader``)
+    # the part of the runtime its object names (``Kind.runtime_ref``) that supplies its
+    # containers when it holds none (a KServe predictor: the runtime's ``runtime``)
+    from_runtime: str = ""
     partial: bool = False  # an override merged into a pod spec the manifest does not show
     if_present: str | None = None  # only when the template's holder has this key...
     if_absent: str | None = None  # ...or has not
@@ -117,6 +122,10 @@ class Kind(NamedTuple):
     set_role: str = WORKER  # the role of ``set`` templates when the object declares none
     title: str = ""  # how messages name the kind, when its name alone is ambiguous
     runs: bool = True  # False: a template for others to run (it asks for no capacity)
+    # where an object of the kind names the runtime (of ``runtime_kinds``, in its group) whose
+    # templates supply the containers of those it holds none in (``Template.from_runtime``)
+    runtime_ref: str = ""
+    runtime_kinds: tuple[str, ...] = ()
     # API groups the kind had before its project renamed its group: an object under one is
     # read as this kind, named by this group (KFServing's serving.kubeflow.org for KServe)
     former_groups: tuple[str, ...] = ()
@@ -215,6 +224,27 @@ def _kserve_runtime() -> tuple[Template, ...]:
             Template("spec.workerSpec", SERVING, "runtime workers", partial=True))
 
 
+# OME (a KServe fork under ome.io): each component's pod fields inline (multi-node: its leader
+# and worker), its container as one mapping, ``runner``; a (Cluster)ServingRuntime holds the
+# same components as the defaults a service is merged onto (``engineConfig``, ...)
+RUNNER_CONTAINERS = (*POD_CONTAINERS, ("runner", False, False))
+RUNTIME_KINDS = ("ServingRuntime", "ClusterServingRuntime")
+# what an input's serving runtimes tell (pmanifest.lint.inputscan reads them): (API group,
+# runtime name) -> the runtime's template parts -> does the part's pod ask for an accelerator
+Runtimes = Mapping[tuple[str, str], Mapping[str, bool]]
+
+
+def _ome(suffix: str, partial: bool) -> tuple[Template, ...]:
+    # a multi-node component's pods are its leader's and workers': its own fields make none
+    return tuple(Template(f"spec.{component}{suffix}{below}", SERVING,
+                          f"{component} {below[1:]}" if below else component, meta="self",
+                          containers=RUNNER_CONTAINERS, partial=partial,
+                          unless=None if below else "leader",
+                          from_runtime="" if partial else f"{component} {below[1:]}".strip())
+                 for component in ("engine", "decoder", "router")
+                 for below in (("", ".leader", ".worker") if component != "router" else ("",)))
+
+
 _REPLICATED = (Count("spec.replicas"),)
 _SERVING = Template("spec.template.spec", SERVING, by_image=True, pods=_REPLICATED)
 KINDS: tuple[Kind, ...] = (
@@ -283,9 +313,13 @@ KINDS: tuple[Kind, ...] = (
                    pods=(Count("spec.nodeSets[*].count"),)),)),
     Kind("kaito.sh", "Workspace", (Template("inference.template.spec", SERVING, "inference"),)),
     # KServe and Knative Serving: model servers, each component's pod fields inline
-    Kind("serving.kserve.io", "InferenceService", tuple(
-        Template(f"spec.{part}", SERVING, part, meta="self")
-        for part in ("predictor", "predictor.workerSpec", "transformer", "explainer")),
+    Kind("serving.kserve.io", "InferenceService", (
+        Template("spec.predictor", SERVING, "predictor", meta="self", from_runtime="runtime"),
+        Template("spec.predictor.workerSpec", SERVING, "predictor.workerSpec", meta="self",
+                 from_runtime="runtime workers"),
+        *(Template(f"spec.{part}", SERVING, part, meta="self")
+          for part in ("transformer", "explainer"))),
+        runtime_ref="spec.predictor.model.runtime", runtime_kinds=RUNTIME_KINDS,
         former_groups=("serving.kubeflow.org",)),  # KFServing, before it became KServe
     Kind("serving.kserve.io", "ServingRuntime", _kserve_runtime(), runs=False),
     Kind("serving.kserve.io", "ClusterServingRuntime", _kserve_runtime(), runs=False),
@@ -293,6 +327,10 @@ KINDS: tuple[Kind, ...] = (
     Kind("serving.kserve.io", "LLMInferenceServiceConfig", _kserve_llm(partial=True),
          runs=False),
     Kind("serving.knative.dev", "Service", (Template("spec.template.spec", SERVING),)),
+    Kind("ome.io", "InferenceService", _ome("", partial=False), runtime_ref="spec.runtime.name",
+         runtime_kinds=RUNTIME_KINDS),
+    Kind("ome.io", "ServingRuntime", _ome("Config", partial=True), runs=False),
+    Kind("ome.io", "ClusterServingRuntime", _ome("Config", partial=True), runs=False),
 )
 BY_KIND: dict[tuple[str, str], Kind] = {
     (group, k.kind): k for k in KINDS for group in (k.group, *k.former_groups)}

@@ -170,6 +170,8 @@ def _applies(template: Template, data: Any, path: Path, value: Any) -> bool:
         return False
     if template.requires and not any(key in value for key in template.requires):
         return False
+    if template.unless is not None and template.unless in value:
+        return False
     holder = mapping(data, path[:-2])
     if template.if_present is not None and template.if_present not in holder:
         return False

@@ -19,6 +19,7 @@ import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from pmanifest.kube.kinds import POD_CONTAINERS
 from pmanifest.kube.podtemplates import find
 from pmanifest.loader.positions import Path
 
@@ -113,16 +114,20 @@ def _add(total: dict[str, Any], amounts: dict[str, Any]) -> None:
             total[name] = amount if previous is None else previous + amount
 
 
-def _containers(pod: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    for key in ("containers", "initContainers"):
-        containers = pod.get(key)
-        for container in containers if isinstance(containers, list) else ():
+def _containers(pod: dict[str, Any],
+                container_keys: tuple[tuple[str, bool, bool], ...]) -> Iterator[dict[str, Any]]:
+    for key, is_list, _ in container_keys:
+        value = pod.get(key)
+        for container in (value if isinstance(value, list) else ()) if is_list else (value,):
             if isinstance(container, dict):
                 yield container
 
 
-def pod_qos(pod: dict[str, Any]) -> str:
-    """The QoS class Kubernetes gives a pod with this spec (see the module's docstring)."""
+def pod_qos(pod: dict[str, Any],
+            container_keys: tuple[tuple[str, bool, bool], ...] = POD_CONTAINERS) -> str:
+    """The QoS class Kubernetes gives a pod with this spec (see the module's docstring);
+    ``container_keys``: where its kind keeps containers (an Argo template's ``container``, an
+    OME component's ``runner``)."""
     pod_level = pod.get("resources")
     if isinstance(pod_level, dict) and (_amounts(pod_level.get("requests"))
                                         or _amounts(pod_level.get("limits"))):
@@ -130,7 +135,7 @@ def pod_qos(pod: dict[str, Any]) -> str:
         guaranteed = all(name in limits for name in QOS_RESOURCES)
     else:
         requests, limits, guaranteed = {}, {}, True
-        for container in _containers(pod):
+        for container in _containers(pod, container_keys):
             mine, capped = _defaulted(container.get("resources"))
             _add(requests, mine)
             _add(limits, capped)

@@ -7,7 +7,8 @@ Rules name paths, never positions: positions of a document's findings are looked
 batch after its rules ran, so a document with many findings is parsed again once, not once per
 finding. Suppressions (annotations, inline comments) are applied here so no rule knows them;
 one that suppresses nothing is reported (PM005). Patch fragments are not linted (PM007), nor
-YAML that is no object (no apiVersion and kind: another tool's, whatever tags it uses; counted).
+YAML that is no object (no apiVersion and kind: another tool's, whatever tags it uses, or a
+file that breaks YAML and names neither key, see :mod:`.broken`; counted).
 Nor are unrendered templates and test assertions (:mod:`.passover`): counted, said once.
 """
 
@@ -22,6 +23,8 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from pmanifest.catalogue import lowered
 from pmanifest.kube.document import Document, Finding, ObjectRef
+from pmanifest.kube.kinds import Runtimes
+from pmanifest.kube.kustomized import Built
 from pmanifest.kube.profile import DEFAULT_PROFILE, Profile, get_profile
 from pmanifest.kube.provider import document_profile
 from pmanifest.kube.workloads import (
@@ -33,6 +36,7 @@ from pmanifest.kube.workloads import (
     unread,
     workloads_of,
 )
+from pmanifest.lint.broken import KeyScan
 from pmanifest.lint.fragments import fragment
 from pmanifest.lint.passover import ASSERTION, PLACEHOLDER, TEMPLATE_FILE
 from pmanifest.lint.suppress import (
@@ -40,9 +44,8 @@ from pmanifest.lint.suppress import (
     Metas,
     annotation_ignores,
     annotation_problems,
-    comment_problems,
+    comment_findings,
     suppressing_line,
-    unused_comments,
 )
 from pmanifest.lint.testharness import is_pattern, may_hold_pattern
 from pmanifest.loader.documents import Broken, Loaded, YamlProblem, decode, load_documents
@@ -75,8 +78,9 @@ class LintOptions(NamedTuple):
     cluster: ClusterRequest | None = None  # --cluster: whole-input capacity rules run
     inline_suppressions: bool = True  # honour ignore comments and annotations (config)
     resolved: Profile | None = None  # the profile itself (a config's custom profile)
-    selector_labels: tuple[tuple[str, str], ...] = ()  # (per file: see lint_file)
+    built: Built | None = None  # (per file: see lint_file)
     others: tuple[Profile, ...] = ()  # inferred for a mixed input: the other providers'
+    runtimes: Runtimes = MappingProxyType({})  # the serving runtimes the input defines
 
     @property
     def profile(self) -> Profile:
@@ -107,9 +111,11 @@ class FileResult(NamedTuple):
 def lint_bytes(raw: bytes, file: str, options: LintOptions) -> list[Finding]:
     """All findings for one file, sorted by position (whole-input rules included, the file
     being the whole input, its ComputeClasses included)."""
-    if b"ComputeClass" in raw:
-        from pmanifest.lint.inputscan import on_demand_classes as found
-        options = options._replace(resolved=options.profile.with_standard_classes(found(raw)))
+    if b"ComputeClass" in raw or b"ServingRuntime" in raw:  # (what the whole input tells)
+        from pmanifest.lint.inputscan import scan
+        facts = scan([raw], ())
+        options = options._replace(resolved=options.profile.with_standard_classes(
+            facts.standard_classes), runtimes=facts.runtimes)
     result = lint_file(raw, file, options)
     if not result.demands:
         return result.findings
@@ -136,28 +142,33 @@ class _Collected:
 
 
 def lint_file(raw: bytes, file: str, options: LintOptions, patch_of: str | None = None,
-              selector_labels: tuple[tuple[str, str], ...] | None = None,
-              assertion: bool = False) -> FileResult:
+              built: Built | None = None, assertion: bool = False) -> FileResult:
     """Findings and counts for one file; ``patch_of``: the kustomization naming it a patch (see
-    :mod:`.fragments`); ``selector_labels``: a kustomize resource's; ``assertion``: patterns."""
+    :mod:`.fragments`); ``built``: a kustomize resource's build; ``assertion``: patterns."""
     try:
         text = decode(raw)
     except YamlProblem as problem:
         return FileResult(_syntax_findings(file, problem, options), 0)
     lines = tuple(text.split("\n"))
-    options = options._replace(selector_labels=selector_labels) if selector_labels else options
+    options = options._replace(built=built) if built is not None else options
     rules = [r for r in registry().values() if r.check is not None
              and r.applies in ("workload", "object") and options.enabled(r.meta.id)]
     out = _Collected()
     patterns, dollar = may_hold_pattern(text), may_hold(text)  # (cheap tests first)
-    for item in load_documents(text, foreign_tags=True, kustomize=selector_labels is not None):
+    scan = KeyScan(text)
+    for item in load_documents(text, foreign_tags=True, kustomize=built is not None):
         if isinstance(item, Broken) and item.problem.templated:  # lint the rendered output
             return FileResult([], 0, passed=TEMPLATE_FILE)
+        if isinstance(item, Broken) and scan.not_a_manifest(item.problem):  # (lint.broken)
+            out.broken, out.foreign = True, out.foreign + 1
+            continue
         _lint_item(item, file, lines, rules, options, out, patch_of, assertion, patterns)
         out.passed[PLACEHOLDER] |= dollar and holds(item)
     if SUPPRESSION_MARK in text and options.enabled(SUPPRESSION_RULE):
-        out.findings.extend(_comment_findings(file, lines, options, _checked(rules, out),
-                                              out.used, out.findings))
+        out.findings.extend(comment_findings(
+            file, lines, options.inline_suppressions,
+            options.severity_of(registry()[SUPPRESSION_RULE]), _checked(rules, out), out.used,
+            out.findings))
     return FileResult(sorted(out.findings, key=Finding.sort_key), out.objects, tuple(out.labels),
                       tuple(out.demands), out.skipped, out.fragments, out.foreign,
                       tuple(out.passed.items()))
@@ -245,23 +256,6 @@ def _checked(rules: list[Rule], out: _Collected) -> frozenset[str]:
     return frozenset({*(r.meta.id for r in rules), SUPPRESSION_RULE})
 
 
-def _comment_findings(file: str, lines: tuple[str, ...], options: LintOptions,
-                      checked: frozenset[str], used: set[tuple[int, str]],
-                      findings: list[Finding]) -> list[Finding]:
-    """PM005 for every ``# pmanifest:`` comment that suppresses nothing: not understood,
-    naming no rule, not honoured, or naming a rule that found nothing on its line or the
-    next (``checked``: the rules that ran on the whole file)."""
-    rule = registry()[SUPPRESSION_RULE]
-    found = list(comment_problems(lines, options.inline_suppressions))
-    if options.inline_suppressions and checked:
-        lines_of: dict[str, list[int]] = {}
-        for finding in findings:
-            lines_of.setdefault(finding.rule, []).append(finding.line)
-        found += unused_comments(lines, used, checked, lines_of)
-    return [Finding(rule.meta.id, rule.meta.slug, options.severity_of(rule), file, line, column,
-                    ObjectRef(None, None, None), "", message) for line, column, message in found]
-
-
 def _syntax_findings(file: str, problem: YamlProblem, options: LintOptions) -> list[Finding]:
     rule = registry()["PM001"]
     if not options.enabled("PM001"):
@@ -295,8 +289,9 @@ def _hits(doc: Document, workloads: tuple[Workload, ...], metas: Metas, rules: l
     profile = options.profile
     version = options.kubernetes_version
     # a pod that selects one of the profile's compute classes is governed by theirs
-    contexts = [Context(w, profile.for_pod(w.pod), version) for w in workloads]
-    whole = ObjectContext(doc, workloads, profile, version, options.selector_labels)
+    contexts = [Context(w, profile.for_pod(w.pod), version, options.runtimes)
+                for w in workloads]
+    whole = ObjectContext(doc, workloads, profile, version, options.built)
     hits: list[tuple[Rule, Hit]] = []
     for rule in rules:
         assert rule.check is not None

@@ -6,7 +6,8 @@ templates the base has, and placement the base may already fix, so the engine do
 them: it reports one PM007 info finding per fragment instead, saying why and what to lint.
 The signals, each sufficient:
 
-- the file is named by a kustomization as a patch (:mod:`pmanifest.lint.kustomize` finds that);
+- the file is named by a kustomization as a patch, or lies in a patch directory: one below a
+  kustomization in which it names a patch (:mod:`pmanifest.lint.kustomize` finds both);
 - a strategic-merge directive (``$patch``, ``$retainKeys``, ``$setElementOrder/...``,
   ``$deleteFromPrimitiveList/...``) appears as a key anywhere outside ``data``,
   ``stringData``, ``binaryData``, labels and annotations (no object stored by the API has one);
@@ -47,6 +48,15 @@ _WHOLE = ("lint the complete object instead (what kustomize builds: `kubectl kus
           "pmanifest lint -`)")
 
 
+# ``patch_of`` of a file that no kustomization names, in a directory one names patches in
+IN_PATCH_DIRECTORY = "\0in\0"
+
+
+def in_patch_directory(kustomization: str, directory: str) -> str:
+    """The ``patch_of`` of a file in ``directory``, where ``kustomization`` names patches."""
+    return f"{kustomization}{IN_PATCH_DIRECTORY}{directory}"
+
+
 def fragment(doc: Document, patch_of: str | None,
              dollar: bool = True) -> tuple[Path, str] | None:
     """(where, why) when ``doc`` is a patch fragment rather than an object, else None.
@@ -56,10 +66,13 @@ def fragment(doc: Document, patch_of: str | None,
                     "that exists (a patch operation, or an object an assertion found and the "
                     "test did not make): a fragment of an object, not linted on its own")
     if patch_of is not None:
-        built = f"`kubectl kustomize {os.path.dirname(patch_of) or '.'} | pmanifest lint -`"
-        return (), (f"{doc.kind} {doc.name!r} is a patch named by {patch_of}: a fragment of an "
-                    f"object, not linted on its own; lint what kustomize builds instead "
-                    f"({built})")
+        by, directory = patch_of.split(IN_PATCH_DIRECTORY, 1) if IN_PATCH_DIRECTORY in patch_of \
+            else (patch_of, "")
+        built = f"`kubectl kustomize {os.path.dirname(by) or '.'} | pmanifest lint -`"
+        why = f"in {directory}, where {by} names its patches," if directory else \
+            f"a patch named by {by}:"
+        return (), (f"{doc.kind} {doc.name!r} is {why} a fragment of an object, not linted on "
+                    f"its own; lint what kustomize builds instead ({built})")
     directive = next(_directives(doc.data, ()), None) if dollar else None
     if directive is not None:
         return directive, (f"{doc.kind} {doc.name!r} holds the strategic-merge directive "

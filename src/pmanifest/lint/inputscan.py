@@ -1,22 +1,27 @@
 """What the whole input tells before any file is linted: which provider's preemptible labels
-it uses (the profile a run infers when none is given) and the GKE ComputeClasses it defines
-(a class whose every priority is on-demand is never preemptible capacity).
+it uses (the profile a run infers when none is given), the GKE ComputeClasses it defines
+(a class whose every priority is on-demand is never preemptible capacity) and the serving
+runtimes it defines (KServe's and OME's: which of their components' pods ask for an
+accelerator, for the services that name them and hold no container of their own).
 
 A pass over the bytes: a label counts in a document where it is written outside a comment;
-only a file that names a ComputeClass is parsed here (through the loader). ``lint_bytes``
-reads its one file this way, ``lint`` every input (regular files and what stdin held; a FIFO
-is read once, by the lint itself, and tells nothing here).
+only a file that names a ComputeClass or a ServingRuntime is parsed here (through the loader).
+``lint_bytes`` reads its one file this way, ``lint`` every input (regular files and what
+stdin held; a FIFO is read once, by the lint itself, and tells nothing here).
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
+from types import MappingProxyType
 from typing import Any, NamedTuple
 
+from pmanifest.kube.kinds import Runtimes
 from pmanifest.lint.sources import FileRef, Problem, Source
 
 COMPUTE_CLASS = b"ComputeClass"
+SERVING_RUNTIME = b"ServingRuntime"
 
 
 class InputFacts(NamedTuple):
@@ -24,6 +29,7 @@ class InputFacts(NamedTuple):
 
     labels: Mapping[str, int]  # provider label key -> documents that use it
     standard_classes: tuple[str, ...] = ()  # ComputeClasses whose priorities are on-demand
+    runtimes: Runtimes = MappingProxyType({})  # the serving runtimes it defines
 
 
 def scan(raws: Iterable[bytes], keys: Iterable[str]) -> InputFacts:
@@ -31,6 +37,7 @@ def scan(raws: Iterable[bytes], keys: Iterable[str]) -> InputFacts:
     wanted = [k.encode("utf-8") for k in dict.fromkeys(keys)]
     labels: Counter[str] = Counter()
     classes: dict[str, bool] = {}
+    runtimes: dict[tuple[str, str], Mapping[str, bool]] = {}
     for raw in raws:
         found = [k for k in wanted if k in raw]
         if found:
@@ -42,8 +49,10 @@ def scan(raws: Iterable[bytes], keys: Iterable[str]) -> InputFacts:
         if COMPUTE_CLASS in raw:
             for name, on_demand in compute_classes(raw).items():
                 classes[name] = classes.get(name, True) and on_demand
+        if SERVING_RUNTIME in raw:
+            runtimes.update(serving_runtimes(raw))
     return InputFacts(dict(labels), tuple(sorted(n for n, on_demand in classes.items()
-                                                 if on_demand)))
+                                                 if on_demand)), runtimes)  # (pickled)
 
 
 def _all(raw: bytes, text: bytes) -> Iterator[int]:
@@ -69,9 +78,33 @@ _NAME_BYTES = frozenset(bytes([c]) for c in
                         b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789./-_")
 
 
-def on_demand_classes(raw: bytes) -> tuple[str, ...]:
-    """The ComputeClasses of one file whose every priority is on-demand."""
-    return scan([raw], ()).standard_classes
+def serving_runtimes(raw: bytes) -> dict[tuple[str, str], Mapping[str, bool]]:
+    """The serving runtimes of a file (a kind some service kind of the table names as its
+    runtime, in the service's group): (group, name) -> its template parts -> does the part's
+    pod ask for an accelerator."""
+    from pmanifest.kube.kinds import KINDS
+    from pmanifest.kube.podtemplates import find, group_of
+    from pmanifest.kube.resources import pod_requests_accelerator
+    from pmanifest.loader.documents import Loaded, YamlProblem, decode, load_documents
+
+    kinds = {(k.group, name) for k in KINDS for name in k.runtime_kinds}
+    try:
+        text = decode(raw)
+    except YamlProblem:
+        return {}
+    out: dict[tuple[str, str], Mapping[str, bool]] = {}
+    for item in load_documents(text):
+        data = item.data if isinstance(item, Loaded) else None
+        if not isinstance(data, dict):
+            continue
+        group, meta = group_of(data.get("apiVersion")), data.get("metadata")
+        name = meta.get("name") if isinstance(meta, dict) else None
+        if (group, data.get("kind")) in kinds and isinstance(name, str):
+            out[(group, name)] = {
+                found.template.part: pod_requests_accelerator(found.pod,
+                                                              found.template.containers)
+                for found in find(data)}
+    return out
 
 
 def compute_classes(raw: bytes) -> dict[str, bool]:

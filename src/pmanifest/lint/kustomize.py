@@ -1,10 +1,12 @@
 """Kustomize patches among the files of a lint run.
 
 A file that a kustomization names under ``patches``, ``patchesStrategicMerge`` or
-``patchesJson6902`` is a fragment of an object, merged into a base by ``kubectl kustomize``:
-linted as a whole object it reports missing selectors and templates that the base has, and
-placement the base may already fix. The lint engine skips such files (one PM007 info finding
-per object says so, and where the kustomization is); what kustomize builds is linted instead.
+``patchesJson6902``, and every other file in a directory below the kustomization where it names
+one (a patch directory, see :func:`patch_directories`), is a fragment of an object, merged
+into a base by ``kubectl kustomize``: linted as a whole object it reports missing selectors
+and templates that the base has, and placement the base may already fix. The lint engine
+skips such files (one PM007 info finding per object says so, and where the kustomization is);
+what kustomize builds is linted instead.
 
 The kustomizations looked at: those among the inputs (a directory walk finds them), and those
 in the directories of the input files and above them, up to the current directory (for files
@@ -24,6 +26,8 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from pmanifest.io.limits import MAX_KUSTOMIZATIONS_FOLLOWED
+from pmanifest.kube.kustomized import Built
+from pmanifest.lint.fragments import in_patch_directory
 from pmanifest.lint.sources import FileRef, Problem, Source
 from pmanifest.loader.documents import Loaded, YamlProblem, decode, load_documents
 
@@ -48,18 +52,44 @@ def mark_patches(items: list[FileRef | Source | Problem]) -> list[FileRef | Sour
     labels = selector_labels(kustomizations)
     if not patches and not labels:
         return items
-    return [_marked(item, patches, labels) if isinstance(item, FileRef) else item
-            for item in items]
+    directories = patch_directories(patches)
+    services = webhook_services(kustomizations) if labels else {}
+    return [_marked(item, patches, directories, labels, services)
+            if isinstance(item, FileRef) else item for item in items]
 
 
-def _marked(item: FileRef, patches: dict[str, str],
-            labels: dict[str, dict[str, str]]) -> FileRef:
+def _marked(item: FileRef, patches: dict[str, str], directories: dict[str, str],
+            labels: dict[str, dict[str, str]], services: dict[str, set[str]]) -> FileRef:
     key = _real(item.path)
     if key in patches:
         item = item._replace(patch_of=patches[key])
+    elif key not in labels and os.path.dirname(key) in directories:
+        kustomization = directories[os.path.dirname(key)]
+        shown = os.path.join(os.path.dirname(kustomization),
+                             os.path.relpath(os.path.dirname(key),
+                                             os.path.dirname(_real(kustomization))))
+        item = item._replace(patch_of=in_patch_directory(kustomization, shown + os.sep))
     if key in labels:
-        item = item._replace(selector_labels=tuple(sorted(labels[key].items())))
+        item = item._replace(built=Built(tuple(sorted(labels[key].items())),
+                                         tuple(sorted(services.get(key, ())))))
     return item
+
+
+def patch_directories(patches: dict[str, str]) -> dict[str, str]:
+    """Real path of every patch directory -> the kustomization that names a patch in it. A
+    patch directory lies below the kustomization's own directory, holds no kustomization (it
+    would be a base of its own) and holds a file the kustomization names as a patch: every
+    file in it is a patch (kubebuilder scaffolds ``patches/`` with files the kustomization
+    names and files it leaves for later), unless a kustomization lists it as a resource."""
+    found: dict[str, str] = {}
+    for patch, kustomization in patches.items():
+        directory = os.path.dirname(patch)
+        own = os.path.dirname(_real(kustomization))
+        if directory in found or not directory.startswith(own + os.sep):
+            continue
+        if not any(os.path.isfile(os.path.join(directory, n)) for n in KUSTOMIZATION_NAMES):
+            found[directory] = kustomization
+    return found
 
 
 def patch_files(kustomizations: Iterable[str]) -> dict[str, str]:
@@ -102,6 +132,102 @@ def selector_labels(kustomizations: Iterable[str]) -> dict[str, dict[str, str]]:
             elif os.path.isfile(target):
                 found.setdefault(target, {}).update(labels)
     return found
+
+
+# a document of one of these kinds, and a Service, as a plain text scan finds them
+_WEBHOOK_KIND = re.compile(r"^kind:[ \t]*[\"']?(?:Mutating|Validating)WebhookConfiguration\b",
+                           re.MULTILINE)
+_SERVICE_KIND = re.compile(r"^kind:[ \t]*[\"']?Service[\"']?[ \t]*(?:#.*)?$", re.MULTILINE)
+
+
+def webhook_services(kustomizations: Iterable[str]) -> dict[str, set[str]]:
+    """Real path of every resource file holding a webhook configuration -> the names of the
+    Services kustomize gives a namespace in a build that holds the file too: a build (every
+    kustomization is one) whose own ``namespace:``, or that of a kustomization on its way down
+    to the Service's file, sets it. kustomize then writes that namespace into a webhook's
+    ``clientConfig.service`` naming the Service without one (see :mod:`.kube.kustomized`)."""
+    builds: dict[str, dict[str, bool]] = {}  # kustomization -> its files -> namespace set
+    kinds: dict[str, tuple[bool, frozenset[str]]] = {}  # file -> (webhook?, Service names)
+    found: dict[str, set[str]] = {}
+    for kustomization in kustomizations:
+        build = _build(_real(kustomization), builds)
+        hooks = [f for f in build if _kinds_in(f, kinds)[0]]
+        if not hooks:
+            continue
+        names = {name for f, set_ in build.items() if set_ for name in _kinds_in(f, kinds)[1]}
+        for hook in hooks:
+            found.setdefault(hook, set()).update(names)
+    return found
+
+
+def _build(root: str, builds: dict[str, dict[str, bool]]) -> dict[str, bool]:
+    """The resource files of the build ``root`` (a kustomization's real path), each with
+    whether a ``namespace:`` on its way down sets its objects' namespace; every kustomization
+    reached is built once (in ``builds``), bases first, without recursion; a cycle (kustomize
+    refuses it) ends where it closes."""
+    stack: list[tuple[str, bool]] = [(root, False)]
+    while stack and len(builds) < MAX_KUSTOMIZATIONS_FOLLOWED:
+        kustomization, expanded = stack.pop()
+        if kustomization in builds and not expanded:
+            continue
+        text = _text(kustomization)
+        data = _parse(text) if text is not None else None
+        data = data if isinstance(data, dict) else {}
+        files, bases = _entries(kustomization, data)
+        if not expanded:
+            builds[kustomization] = {}  # (being built: a cycle back to it adds nothing)
+            stack.append((kustomization, True))
+            stack.extend((base, False) for base in bases if base not in builds)
+            continue
+        sets = isinstance(data.get("namespace"), str) and bool(data["namespace"])
+        out = dict.fromkeys(files, sets)
+        for base in bases:
+            for file, set_ in builds.get(base, {}).items():
+                out[file] = out.get(file, False) or set_ or sets
+        builds[kustomization] = out
+    return builds.get(root, {})
+
+
+def _entries(kustomization: str, data: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """The real paths of a kustomization's resource files and of the kustomizations of its
+    resource directories."""
+    files, bases = [], []
+    directory = os.path.dirname(kustomization)
+    for entry in _resource_entries(data):
+        target = _real(os.path.join(directory, entry))
+        inner = next((os.path.join(target, name) for name in KUSTOMIZATION_NAMES
+                      if os.path.isfile(os.path.join(target, name))), None)
+        if inner is not None:
+            bases.append(inner)
+        elif os.path.isfile(target):
+            files.append(target)
+    return files, bases
+
+
+def _kinds_in(path: str, known: dict[str, tuple[bool, frozenset[str]]]
+              ) -> tuple[bool, frozenset[str]]:
+    """Does the file hold a webhook configuration, and the names of its Services (read once;
+    nothing when it cannot be read or parsed: it is linted, and reported, as an input)."""
+    if path not in known:
+        from pmanifest.io.reading import Unreadable, read_limited
+
+        hook, names = False, set()
+        try:
+            text = decode(read_limited(path, regular_only=True, record=False)[0])
+            hook = _WEBHOOK_KIND.search(text) is not None
+            if _SERVICE_KIND.search(text) is not None:
+                names = {str(d.data["metadata"]["name"]) for d in load_documents(text)
+                         if isinstance(d, Loaded) and _is_service(d.data)}
+        except (OSError, Unreadable, YamlProblem):
+            pass
+        known[path] = (hook, frozenset(names))
+    return known[path]
+
+
+def _is_service(data: Any) -> bool:
+    metadata = data.get("metadata") if isinstance(data, dict) else None
+    return data.get("kind") == "Service" and data.get("apiVersion") == "v1" \
+        and isinstance(metadata, dict) and isinstance(metadata.get("name"), str)
 
 
 def _labels_for_selectors(data: dict[str, Any]) -> dict[str, str]:

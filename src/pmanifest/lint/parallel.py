@@ -67,9 +67,9 @@ def _lint_one(item: FileRef | Source | Problem, options: LintOptions) -> Linted 
     if isinstance(source, Problem):
         return source
     patch_of = item.patch_of if isinstance(item, FileRef) else None
-    labels = item.selector_labels if isinstance(item, FileRef) else None
+    built = item.built if isinstance(item, FileRef) else None
     assertion = isinstance(item, FileRef) and item.assertion is not None
-    result = lint_file(source.raw, source.name, options, patch_of, labels, assertion)
+    result = lint_file(source.raw, source.name, options, patch_of, built, assertion)
     return Linted(source.name, result, source.identity)
 
 

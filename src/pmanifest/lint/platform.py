@@ -1,8 +1,7 @@
 """The profile a lint run uses: the one given (``--profile``, the config's ``profile:``), or
 the one the input's preemptible labels point to; either way with what the input tells of its
-capacity (its on-demand ComputeClasses). Both come from one pass over the input's bytes
-(:mod:`pmanifest.lint.inputscan`), made only when there is something to learn: with no
-profile given, or under a profile that knows compute classes or never-preemptible capacity.
+capacity (its on-demand ComputeClasses), and the serving runtimes it defines. All come from one
+pass over the input's bytes (:mod:`pmanifest.lint.inputscan`).
 """
 
 from __future__ import annotations
@@ -30,8 +29,6 @@ def informed(options: LintOptions, items: list[FileRef | Source | Problem],
     config's profile:"; None to infer it among the built-in profiles, then ``custom``), and
     the input's on-demand ComputeClasses as never-preemptible capacity."""
     profile = options.profile
-    if given is not None and profile.compute_classes is None and not profile.standard_capacity:
-        return options, Chosen(profile.name, given)
     candidates = [] if given is not None else [*map(get_profile, profile_names()), *custom]
     facts = scan_inputs(items, [key for p in candidates for key in p.evidence])
     chosen = Chosen(profile.name, given) if given is not None else None
@@ -41,4 +38,5 @@ def informed(options: LintOptions, items: list[FileRef | Source | Problem],
         profile, chosen = found.profile, Chosen(found.profile.name, found.reason, True)
         others = tuple(p.with_standard_classes(facts.standard_classes) for p in found.others)
     profile = profile.with_standard_classes(facts.standard_classes)
-    return options._replace(profile_name=profile.name, resolved=profile, others=others), chosen
+    return options._replace(profile_name=profile.name, resolved=profile, others=others,
+                            runtimes=facts.runtimes), chosen

@@ -31,6 +31,7 @@ from pmanifest.errors import InputError
 from pmanifest.io.reading import Identity, Unreadable, read_limited, read_stdin
 
 if TYPE_CHECKING:
+    from pmanifest.kube.kustomized import Built
     from pmanifest.lint.gitignored import GitIgnored
 
 SUFFIXES = (".yaml", ".yml")
@@ -65,8 +66,8 @@ class FileRef(NamedTuple):
     path: str
     named: bool = False  # named on the command line (not found by walking a directory)
     patch_of: str | None = None  # the kustomization that names this file as a patch
-    # a kustomization names this file as a resource, adding these labels to its selectors
-    selector_labels: tuple[tuple[str, str], ...] | None = None
+    # a kustomization names this file as a resource: what its builds add to the objects
+    built: Built | None = None
     assertion: str | None = None  # the test harness file that reads it as an assertion
 
     def read(self) -> Source | Problem:

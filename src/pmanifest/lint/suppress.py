@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterator, Mapping
 
 from pmanifest.catalogue import lookup, suggest
-from pmanifest.kube.document import Document
+from pmanifest.kube.document import Document, Finding, ObjectRef
 from pmanifest.kube.workloads import annotation_paths, get
 from pmanifest.loader.positions import Path, Pos
 
@@ -218,3 +218,22 @@ def comment_names(line: str) -> str | None:
         if not line[end:].strip():
             return names.strip() or None
     return None
+
+
+def comment_findings(file: str, lines: tuple[str, ...], honoured: bool, severity: str,
+                     checked: frozenset[str], used: set[tuple[int, str]],
+                     findings: list[Finding]) -> list[Finding]:
+    """PM005 (at ``severity``) for every ``# pmanifest:`` comment that suppresses nothing: not
+    understood, naming no rule, not ``honoured``, or naming a rule that found nothing on its
+    line or the next (``checked``: the rules that ran on the whole file; ``used``: the
+    (line, rule) of every comment that suppressed a finding)."""
+    meta = lookup("PM005")
+    assert meta is not None
+    found = list(comment_problems(lines, honoured))
+    if honoured and checked:
+        lines_of: dict[str, list[int]] = {}
+        for finding in findings:
+            lines_of.setdefault(finding.rule, []).append(finding.line)
+        found += unused_comments(lines, used, checked, lines_of)
+    return [Finding(meta.id, meta.slug, severity, file, line, column,
+                    ObjectRef(None, None, None), "", message) for line, column, message in found]

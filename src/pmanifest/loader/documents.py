@@ -132,6 +132,8 @@ def _problem(exc: YamlProblem | yaml.YAMLError, chunk: str, first_line: int,
         problem = YamlProblem(exc.problem or exc.context or "invalid YAML",
                               (mark.line if mark else 0) + first_line + 1,
                               (mark.column if mark else 0) + 1)
+        # (libyaml's own depth limit never gets here: the builder reports it as our bound)
+        problem.syntax = isinstance(exc, (yaml.scanner.ScannerError, yaml.parser.ParserError))
     elif isinstance(exc, yaml.reader.ReaderError):
         # a character YAML does not allow: the position is an offset into the chunk (in
         # UTF-8 bytes when libyaml read it), counted here in the file's lines and characters

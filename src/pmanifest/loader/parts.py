@@ -48,6 +48,9 @@ class YamlProblem(Exception):
         self.line = line
         self.column = column
         self.templated = False  # the document holds ``{{ }}``: callers may say what it means
+        # the YAML scanner or parser refused the text (a syntax error), as opposed to a bound
+        # (alias bomb, depth, size), a duplicate key, a bad character or a value
+        self.syntax = False
 
 
 def too_deep(chunk: str, last: Any, exc: Any, spare: int, offset: int,

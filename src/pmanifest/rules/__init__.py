@@ -29,6 +29,7 @@ import importlib
 import pkgutil
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pmanifest import catalogue
@@ -44,6 +45,8 @@ from pmanifest.catalogue import (
 )
 from pmanifest.errors import ConfigError
 from pmanifest.kube.document import Document, Fix
+from pmanifest.kube.kinds import Runtimes
+from pmanifest.kube.kustomized import Built
 from pmanifest.kube.profile import Profile
 from pmanifest.kube.workloads import Workload
 from pmanifest.loader.positions import Path, Pos
@@ -95,6 +98,8 @@ class Context(NamedTuple):
     workload: Workload
     profile: Profile
     kubernetes_version: str = "1.31"
+    # the serving runtimes the input defines: (group, name) -> part -> asks for an accelerator
+    runtimes: Runtimes = MappingProxyType({})
 
 
 class ObjectContext(NamedTuple):
@@ -105,9 +110,9 @@ class ObjectContext(NamedTuple):
     workloads: tuple[Workload, ...]
     profile: Profile
     kubernetes_version: str = "1.31"
-    # labels a kustomization naming the object's file adds to its selectors (kustomize's
-    # commonLabels, or labels with includeSelectors): what it builds has that selector
-    selector_labels: tuple[tuple[str, str], ...] = ()
+    # what the kustomize builds listing the object's file add to it (selector labels, a
+    # webhook's service namespace), None when no kustomization lists it
+    built: Built | None = None
 
     @property
     def workload(self) -> Workload | None:

@@ -6,6 +6,10 @@ PM103 placement, PM401 and PM404 Job resilience)."""
 
 from __future__ import annotations
 
+from types import MappingProxyType
+
+from pmanifest.kube.kinds import Runtimes, lookup
+from pmanifest.kube.podtemplates import get
 from pmanifest.kube.resources import requests_accelerator
 from pmanifest.kube.workloads import Workload, mapping
 from pmanifest.rules import Hit
@@ -15,19 +19,46 @@ from pmanifest.rules import Hit
 ANCESTOR_STEP = "trainer.kubeflow.org/trainjob-ancestor-step"
 INITIALIZERS = frozenset({"dataset-initializer", "model-initializer"})
 
+CONTAINER_FIELDS = frozenset({"image", "command", "args", "resources"})
 NO_ACCELERATOR = (" (its pods request no accelerator, so this is reported one severity level "
                   "below the rule's)")
 
 
-def by_impact(w: Workload, hit: Hit, dependents: bool = False) -> Hit:
+def by_impact(w: Workload, hit: Hit, dependents: bool = False,
+              runtimes: Runtimes = MappingProxyType({})) -> Hit:
     """``hit`` one level lower when ``w``'s pods request no accelerator (``dependents``: nor
     do the other pods of its object, which it takes down with it); never for a template of a
     kind others run (``w.runs`` false), whose resources come from what runs it, unless it is a
-    step whose resources nothing fills in (a trainer runtime's dataset or model initializer)."""
-    if (not w.runs and not _initializer(w)) or requests_accelerator(w, dependents):
+    step whose resources nothing fills in (a trainer runtime's dataset or model initializer).
+    A template that holds no container gets its containers from the runtime its object names:
+    when ``runtimes`` (the input's) holds it, that runtime's part answers for it."""
+    if (not w.runs and not _initializer(w)) or requests_accelerator(w, dependents) \
+            or supplied_accelerator(w, runtimes):
         return hit  # (a template others run, a trainer runtime's, gets its resources from
         # them: a TrainJob's resourcesPerNode; what its pods will ask for cannot be told)
     return hit._replace(message=hit.message + NO_ACCELERATOR, lower=True)
+
+
+def supplied_accelerator(w: Workload, runtimes: Runtimes) -> bool:
+    """Does the runtime ``w``'s object names ask for an accelerator in the part that supplies
+    ``w``'s containers, ``w`` holding none (an OME engine that only sets its replicas, a KServe
+    predictor with a model and no resources)?"""
+    kind = lookup(w.group, w.kind)
+    if not runtimes or kind is None or not kind.runtime_ref or not w.template.from_runtime \
+            or holds_containers(w):
+        return False
+    name = get(w.doc.data, tuple(kind.runtime_ref.split(".")))
+    return isinstance(name, str) and runtimes.get((kind.group, name), {}).get(
+        w.template.from_runtime, False)
+
+
+def holds_containers(w: Workload) -> bool:
+    """Does the template hold a container (at its kind's container keys, or a container-like
+    mapping with an image, a command or resources: a KServe predictor's ``model``)?"""
+    if next(w.containers(), None) is not None:
+        return True
+    return any(isinstance(v, dict) and not CONTAINER_FIELDS.isdisjoint(v)
+               for v in w.pod.values())
 
 
 def _initializer(w: Workload) -> bool:

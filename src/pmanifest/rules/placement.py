@@ -36,10 +36,13 @@ def _what(w: Workload) -> str:
     return f"{w.title} (role {w.role})"
 
 
-def _placed(w: Workload, path: Path, message: str, fix: Fix | None = None) -> Hit:
+def _placed(ctx: Context, path: Path, message: str, fix: Fix | None = None) -> Hit:
     """A placement finding, one level lower on a pod that requests no accelerator (for a
-    coordinator: nor do the other pods of its object, which it takes down with it)."""
-    return by_impact(w, Hit(path, message, fix=fix), dependents=w.role == "coordinator")
+    coordinator: nor do the other pods of its object, which it takes down with it; for a
+    service that holds no container: nor does the runtime it names, when the input has it)."""
+    w = ctx.workload
+    return by_impact(w, Hit(path, message, fix=fix), dependents=w.role == "coordinator",
+                     runtimes=ctx.runtimes)
 
 
 def _open_terms(pod: dict[str, Any], profile: Profile) -> list[int]:
@@ -127,7 +130,7 @@ def serving_on_preemptible(ctx: Context) -> Iterator[Hit]:
     w, p = ctx.workload, ctx.workload.placement
     if not w.long_running or w.role == "coordinator" or not p.only_preemptible:
         return
-    yield _placed(w, p.selects or w.pod_path,
+    yield _placed(ctx, p.selects or w.pod_path,
               f"{_what(w)} is long-running but only preemptible nodes can take it: every replica "
               f"goes down when its node is reclaimed ({ctx.profile.drain_window_seconds} s "
               "notice); keep it on standard nodes")
@@ -138,7 +141,7 @@ def serving_not_pinned(ctx: Context) -> Iterator[Hit]:
     w, p = ctx.workload, ctx.workload.placement
     if not w.long_running or w.role == "coordinator" or not (p.preemptible and p.standard):
         return
-    yield _placed(w, _unconfined_position(w, ctx.profile),
+    yield _placed(ctx, _unconfined_position(w, ctx.profile),
                   f"{_what(w)} is long-running and can land on preemptible nodes "
                   f"({_why_preemptible(w, ctx.profile)}); {_exclusion_hint(w, ctx.profile)}",
                   _standard_fix(w, ctx.profile))
@@ -157,7 +160,7 @@ def coordinator_on_preemptible(ctx: Context) -> Iterator[Hit]:
         path = _unconfined_position(w, ctx.profile)
         how = f"can run on preemptible nodes ({_why_preemptible(w, ctx.profile)})"
         fix = _standard_fix(w, ctx.profile)
-    yield _placed(w, path,
+    yield _placed(ctx, path,
                   f"{_what(w)} is a coordinator / stateful anchor and {how}: a preemption "
                   f"takes every worker that depends on it down; "
                   f"{_exclusion_hint(w, ctx.profile)}", fix)

@@ -26,7 +26,7 @@ from pmanifest.rules import Context, Fix, Hit, rule
 def gpu_pod_best_effort(ctx: Context) -> Iterator[Hit]:
     w = ctx.workload
     gpus, _ = pod_gpus(w)
-    if gpus <= 0 or pod_qos(w.pod) != BEST_EFFORT:
+    if gpus <= 0 or pod_qos(w.pod, w.container_keys) != BEST_EFFORT:
         return
     for container in w.containers():
         count, _ = container_gpus(container.data, container.path)

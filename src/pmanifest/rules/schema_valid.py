@@ -13,9 +13,9 @@ def schema_invalid(ctx: ObjectContext) -> Iterator[Hit]:
     from pmanifest.schema.kubernetes import validate
 
     data = ctx.doc.data
-    if ctx.selector_labels:  # a kustomization fills in the selector: validate what it builds
-        from pmanifest.kube.kustomized import with_selector_labels
+    if ctx.built is not None:  # a kustomization fills in fields: validate what it builds
+        from pmanifest.kube.kustomized import as_built
 
-        data = with_selector_labels(data, ctx.selector_labels)
+        data = as_built(data, ctx.built)
     for problem in validate(data, ctx.kubernetes_version):
         yield Hit(problem.path, problem.message)
