@@ -92,6 +92,39 @@ def test_a_run_of_templates_only_checked_nothing_and_says_why(runner: CliRunner,
         + TWO_TEMPLATES))
 
 
+
+BROKEN_CONFIG_MAP = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x\ndata: {a: b}\n"
+
+
+def test_a_template_file_s_documents_without_a_placeholder_are_still_objects(
+        runner: CliRunner, tmp_path: Path) -> None:
+    """Once a document breaks at a {{ }} placeholder the file is a template: its documents
+    with a {{ in their own text (parsed or not, before or after the break) and its other
+    broken documents are passed over, and the plain ones are linted (kubernetes-engine-samples'
+    vLLM Deployment before a Secret whose value is {{HF_TOKEN}})."""
+    plain_wrong = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: plain}\nspec: {}\n"
+    quoted = ('apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: "{{ .Values.n }}"}\n'
+              "spec: {}\n")
+    secret = "apiVersion: v1\nkind: Secret\nmetadata: {name: s}\nstringData: {t: {{HF_TOKEN}}}\n"
+    write(tmp_path / "mixed.yaml", "---\n".join(
+        [plain_wrong, quoted, BROKEN_CONFIG_MAP, secret, plain_wrong, quoted]))
+    code, out, err = run(runner, "mixed.yaml")
+    assert code == 1
+    # the plain Deployments, both sides of the break, and nothing else (no PM001)
+    assert sorted({line.split(" error ")[0] for line in out.splitlines()}) == [
+        "mixed.yaml:24:1:", "mixed.yaml:4:1:"]
+    assert err == ("4 errors, 0 warnings, 0 info in 1 file (2 objects, 3 rules)\n" + ASSUMED
+                   + TEMPLATES.format("1 file"))
+    # positive: without the templated Secret nothing is a template; the quoted one is linted
+    # too and the broken ConfigMap is PM001
+    write(tmp_path / "mixed.yaml", "---\n".join([plain_wrong, quoted, BROKEN_CONFIG_MAP]))
+    result = runner.invoke(main, ["lint", "--select", "PM002", "--select", "PM001",
+                                  "mixed.yaml"])
+    assert sorted({line.split(": ")[0] + " " + line.split(" ")[2] for line in
+                   result.stdout.splitlines()}) == [
+        "mixed.yaml:14:5 PM001[yaml-syntax-error]", "mixed.yaml:4:1 PM002[schema-invalid]",
+        "mixed.yaml:9:1 PM002[schema-invalid]"]
+
 # --- test assertions: chainsaw and kuttl ------------------------------------------------------
 
 CHAINSAW_TEST = """\

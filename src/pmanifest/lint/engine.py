@@ -140,6 +140,21 @@ class _Collected:
     used: set[tuple[int, str]] = field(default_factory=set)  # (comment line, rule) it hid
     broken: bool = False  # a document did not parse (its comments suppressed nothing)
 
+    def add(self, other: _Collected) -> None:
+        """Add what ``other`` (some documents of the same file) collected."""
+        self.findings += other.findings
+        self.objects += other.objects
+        self.labels += other.labels
+        self.demands += other.demands
+        self.skipped += other.skipped
+        self.fragments += other.fragments
+        self.foreign += other.foreign
+        for key, n in other.passed.items():  # (PLACEHOLDER is a mark of the file, not a count)
+            self.passed[key] = (self.passed[key] or n) if key == PLACEHOLDER else \
+                self.passed[key] + n
+        self.used |= other.used
+        self.broken |= other.broken
+
 
 def lint_file(raw: bytes, file: str, options: LintOptions, patch_of: str | None = None,
               built: Built | None = None, assertion: bool = False) -> FileResult:
@@ -156,14 +171,30 @@ def lint_file(raw: bytes, file: str, options: LintOptions, patch_of: str | None 
     out = _Collected()
     patterns, dollar = may_hold_pattern(text), may_hold(text)  # (cheap tests first)
     scan = KeyScan(text)
+    # A file is an unrendered template once a document breaks where a {{ }} placeholder stands:
+    # then its other broken documents and those with a {{ in their own text are templates too
+    # (passed over: lint the rendered output), and those without are plain objects, linted (a
+    # GPU Deployment before a Secret whose value is {{HF_TOKEN}}). Until the file is known to
+    # be one, what the documents that may be templates gave waits in ``pending``.
+    template, pending = False, _Collected()
     for item in load_documents(text, foreign_tags=True, kustomize=built is not None):
         if isinstance(item, Broken) and item.problem.templated:  # lint the rendered output
-            return FileResult([], 0, passed=TEMPLATE_FILE)
-        if isinstance(item, Broken) and scan.not_a_manifest(item.problem):  # (lint.broken)
-            out.broken, out.foreign = True, out.foreign + 1
+            template, pending = True, _Collected()
+        maybe = isinstance(item, Broken) or item.braces
+        if template and maybe:
             continue
-        _lint_item(item, file, lines, rules, options, out, patch_of, assertion, patterns)
-        out.passed[PLACEHOLDER] |= dollar and holds(item)
+        into = pending if maybe else out
+        if isinstance(item, Broken) and scan.not_a_manifest(item.problem):  # (lint.broken)
+            into.broken, into.foreign = True, into.foreign + 1
+            continue
+        _lint_item(item, file, lines, rules, options, into, patch_of, assertion, patterns)
+        into.passed[PLACEHOLDER] |= dollar and holds(item)
+    if template:  # (its comments are not read: the documents that hid something may be gone)
+        out.passed.update(dict(TEMPLATE_FILE))
+        return FileResult(sorted(out.findings, key=Finding.sort_key), out.objects,
+                          tuple(out.labels), tuple(out.demands), out.skipped, out.fragments,
+                          out.foreign, tuple((k, n) for k, n in out.passed.items() if n))
+    out.add(pending)
     if SUPPRESSION_MARK in text and options.enabled(SUPPRESSION_RULE):
         out.findings.extend(comment_findings(
             file, lines, options.inline_suppressions,

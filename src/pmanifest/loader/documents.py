@@ -46,6 +46,9 @@ class Loaded(NamedTuple):
     # document read as if it were not there (an error in a Kubernetes object; the mark of
     # another tool's file, CloudFormation's ``!Ref``, MkDocs' ``!!python/name:``, elsewhere)
     tag_problem: YamlProblem | None = None
+    # a ``{{`` in the document's own text: in a file that turns out an unrendered template
+    # (another document breaks at a placeholder) it is a template too, one without is an object
+    braces: bool = False
 
 
 class Broken(NamedTuple):
@@ -117,7 +120,7 @@ def load_documents(text: str, foreign_tags: bool = False,
             else:
                 positions = Positions(build=tables)
             yield Loaded(index, data, positions, first_line + 1, _may_hold_dollar(chunk),
-                         tag_problem)
+                         tag_problem, "{{" in chunk)
         index += 1
 
 
