@@ -25,7 +25,14 @@ HERE = Path(__file__).resolve().parent
 os.environ["PATH"] = os.pathsep.join([os.path.dirname(sys.executable),
                                       os.environ.get("PATH", os.defpath)])
 SLOW = (
-    "integration",  # pre-commit, the CI recipes and kubectl, each installing or running tools
+    # pre-commit, the CI recipes and kubectl, each installing or running tools (the rest of
+    # integration/ is fast: CI recipe and hook command lines parsed, several outputs of one
+    # pass, shell completion)
+    "integration/test_precommit.py",
+    "integration/test_recipes.py",
+    "integration/test_kubectl.py",
+    "integration/test_kustomize_build.py",
+    "integration/test_scalars.py",
     "distributed",  # real torchrun
     "preemption",  # rendered containers as PID 1 under three shells, races repeated
     "admission/test_differential.py",  # CEL on every case and example under every profile
