@@ -14,13 +14,24 @@ multi-line text (``explain``'s examples). JSON output escapes them as JSON does
 
 from __future__ import annotations
 
+import functools
 import re
 
 # C0 controls, DEL and C1 controls, the line and paragraph separators, and the bidirectional
-# formatting characters (marks, embeddings, overrides, isolates)
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-_UNSAFE_KEEP_LF = re.compile(
-    "[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# formatting characters (marks, embeddings, overrides, isolates). Every one of them is what
+# ``str.isprintable`` calls unprintable (Unicode's Cc, Cf, Zl, Zp), so printable text skips the
+# pattern, which is compiled only on first use: a pattern with characters above U+00FF costs
+# about 2.5 M instructions to compile, paid by every run that loaded it.
+_UNSAFE = "[\x00-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]"
+_UNSAFE_KEEP_LF = \
+    "[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]"
+
+
+@functools.cache
+def _pattern(text: str) -> re.Pattern[str]:
+    return re.compile(text)
+
+
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
@@ -36,16 +47,22 @@ def _escape(match: re.Match[str]) -> str:
 def shown(text: str) -> str:
     """``text`` with every character a terminal could act on written as a visible escape
     (line feeds too: the result is one line)."""
-    if _UNSAFE.search(text) is None:
+    if text.isprintable():
         return text
-    return _UNSAFE.sub(_escape, text)
+    unsafe = _pattern(_UNSAFE)
+    if unsafe.search(text) is None:
+        return text
+    return unsafe.sub(_escape, text)
 
 
 def shown_lines(text: str) -> str:
     """``shown``, keeping line feeds (for multi-line text)."""
-    if _UNSAFE_KEEP_LF.search(text) is None:
+    if all(line.isprintable() for line in text.split("\n")):
         return text
-    return _UNSAFE_KEEP_LF.sub(_escape, text)
+    unsafe = _pattern(_UNSAFE_KEEP_LF)
+    if unsafe.search(text) is None:
+        return text
+    return unsafe.sub(_escape, text)
 
 
 def file_lines(text: str) -> list[str]:
@@ -67,14 +84,18 @@ def shown_diff(lines: list[str]) -> str:
                                for line in lines))
 
 
-# what json.dumps(ensure_ascii=False) leaves raw in a string and a terminal could act on
-_JSON_RAW = re.compile("[\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# what json.dumps(ensure_ascii=False) leaves raw in a string and a terminal could act on (in
+# ASCII text: DEL alone)
+_JSON_RAW = "[\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]"
 
 
 def json_text(text: str) -> str:
     """JSON text from ``json.dumps(..., ensure_ascii=False)`` with DEL, the C1 controls, the
     line separators and the bidirectional controls written as ``\\uXXXX`` escapes: the same
     JSON value (they can only stand inside its strings), nothing raw on a terminal."""
-    if _JSON_RAW.search(text) is None:
+    if text.isascii() and "\x7f" not in text:
         return text
-    return _JSON_RAW.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    raw = _pattern(_JSON_RAW)
+    if raw.search(text) is None:
+        return text
+    return raw.sub(lambda m: f"\\u{ord(m.group()):04x}", text)

@@ -188,16 +188,23 @@ def _only_directives(chunk: str) -> bool:
     return bool(lines) and all(line.startswith("%") for line in lines)
 
 
-_ODD_BREAKS = re.compile("[\r\x85\u2028\u2029]")
-_YAML_BREAKS = re.compile("\n|[\r\x85\u2028\u2029]")
+# (a pattern, compiled on first use by ``re``: a chunk rarely has them, and a pattern with
+# characters above U+00FF costs about 2.5 M instructions to compile)
+_YAML_BREAKS = "\n|[\r\x85\u2028\u2029]"
+
+
+def _odd_breaks(chunk: str) -> bool:
+    """Does the chunk break a line at CR, NEL, LS or PS? (Only CR can be in ASCII text.)"""
+    return "\r" in chunk or (not chunk.isascii() and any(
+        char in chunk for char in ("\x85", "\u2028", "\u2029")))
 
 
 def _line_fixer(chunk: str, first_line: int) -> Callable[[int, int], tuple[int, int]] | None:
     """YAML also breaks lines at CR, NEL, LS and PS; the file's lines (and editors) only at LF.
     When a chunk has such characters, map the parser's (line, column) to the file's."""
-    if not _ODD_BREAKS.search(chunk):
+    if not _odd_breaks(chunk):
         return None
-    starts = [0] + [m.end() for m in _YAML_BREAKS.finditer(chunk)]
+    starts = [0] + [m.end() for m in re.finditer(_YAML_BREAKS, chunk)]
 
     def fix(line: int, column: int) -> tuple[int, int]:
         k = line - first_line - 1

@@ -89,15 +89,17 @@ def as_key(value: Any, text: str) -> Any:
 
 # -- surrogate pairs -------------------------------------------------------------------------
 
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
-_SURROGATE = re.compile("[\ud800-\udfff]")
-_PAIR = re.compile("([\ud800-\udbff])([\udc00-\udfff])")
+# Patterns, compiled by ``re`` on first use (only a document libyaml refused needs them: a
+# pattern with characters above U+00FF costs about 2.5 M instructions to compile)
+_SURROGATE_ESCAPE = r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}"
+_SURROGATE = "[\ud800-\udfff]"
+_PAIR = "([\ud800-\udbff])([\udc00-\udfff])"
 _BAD_ESCAPE = "found invalid Unicode character escape code"
 
 
 def needs_python_parser(exc: yaml.MarkedYAMLError, chunk: str) -> bool:
     """libyaml refused an escape, and the document has surrogate escapes: read it again."""
-    return exc.problem == _BAD_ESCAPE and _SURROGATE_ESCAPE.search(chunk) is not None
+    return exc.problem == _BAD_ESCAPE and re.search(_SURROGATE_ESCAPE, chunk) is not None
 
 
 def _joined(match: re.Match[str]) -> str:
@@ -114,9 +116,9 @@ class SurrogateLoader(yaml.SafeLoader):
             event = super().get_event()  # type: ignore[no-untyped-call]
         except ValueError:  # chr() of an escape above U+10FFFF; libyaml refuses it too
             raise yaml.scanner.ScannerError(None, None, _BAD_ESCAPE, self.get_mark()) from None
-        if type(event) is ScalarEvent and _SURROGATE.search(event.value):
-            value = _PAIR.sub(_joined, event.value)
-            lone = _SURROGATE.search(value)
+        if type(event) is ScalarEvent and re.search(_SURROGATE, event.value):
+            value = re.sub(_PAIR, _joined, event.value)
+            lone = re.search(_SURROGATE, value)
             if lone is not None:
                 raise yaml.scanner.ScannerError(
                     None, None, f"unpaired UTF-16 surrogate escape \\u{ord(lone.group()):04x} "
