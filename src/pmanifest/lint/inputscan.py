@@ -49,13 +49,20 @@ def scan(raws: Iterable[bytes], keys: Iterable[str]) -> InputFacts:
                 used = len(_documents(raw, key, starts))
                 if used:
                     labels[key.decode("utf-8")] += used
-        if COMPUTE_CLASS in raw:
-            for name, on_demand in compute_classes(raw).items():
-                classes[name] = classes.get(name, True) and on_demand
-        if SERVING_RUNTIME in raw and _RUNTIME_KIND.search(raw) is not None:
-            runtimes.update(serving_runtimes(raw))
+        _objects(raw, classes, runtimes)
     return InputFacts(dict(labels), tuple(sorted(n for n, on_demand in classes.items()
                                                  if on_demand)), runtimes)  # (pickled)
+
+
+def _objects(raw: bytes, classes: dict[str, bool],
+             runtimes: dict[tuple[str, str], Mapping[str, bool]]) -> None:
+    """Add the ComputeClasses (on demand only if every definition of a name is) and the
+    serving runtimes of one file."""
+    if COMPUTE_CLASS in raw:
+        for name, on_demand in compute_classes(raw).items():
+            classes[name] = classes.get(name, True) and on_demand
+    if SERVING_RUNTIME in raw and _RUNTIME_KIND.search(raw) is not None:
+        runtimes.update(serving_runtimes(raw))
 
 
 def _all(raw: bytes, text: bytes) -> Iterator[int]:
