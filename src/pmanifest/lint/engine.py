@@ -15,9 +15,7 @@ Nor are unrendered templates and test assertions (:mod:`.passover`): counted, sa
 from __future__ import annotations
 
 import sys
-from collections import Counter
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -37,6 +35,7 @@ from pmanifest.kube.workloads import (
     workloads_of,
 )
 from pmanifest.lint.broken import KeyScan
+from pmanifest.lint.collected import Collected, FileResult
 from pmanifest.lint.fragments import fragment
 from pmanifest.lint.passover import ASSERTION, PLACEHOLDER, TEMPLATE_FILE
 from pmanifest.lint.suppress import (
@@ -55,7 +54,6 @@ from pmanifest.schema.kubernetes import DEFAULT_KUBERNETES_VERSION
 from pmanifest.schema.placeholders import holds, may_hold
 
 if TYPE_CHECKING:
-    from pmanifest.cluster.demand import Demand
     from pmanifest.cluster.request import ClusterRequest
 
 SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
@@ -95,19 +93,6 @@ class LintOptions(NamedTuple):
         return self.select is None or rule_id in self.select or rule_id in ALWAYS
 
 
-class FileResult(NamedTuple):
-    """What linting one file gave: findings and counts."""
-
-    findings: list[Finding]
-    objects: int  # Kubernetes objects seen
-    labels: tuple[str, ...] = ()  # their labels, with LintOptions.record_objects
-    demands: tuple[Demand, ...] = ()  # GPU demand of its workloads (with --cluster)
-    skipped: int = 0  # objects of kinds pmanifest cannot read (PM004), reported or not
-    fragments: int = 0  # patch fragments seen and not linted (PM007)
-    foreign: int = 0  # YAML documents that are no Kubernetes object (no apiVersion and kind)
-    passed: tuple[tuple[str, int], ...] = ()  # what was passed over, how many (lint.passover)
-
-
 def lint_bytes(raw: bytes, file: str, options: LintOptions) -> list[Finding]:
     """All findings for one file, sorted by position (whole-input rules included, the file
     being the whole input, its ComputeClasses included)."""
@@ -125,37 +110,6 @@ def lint_bytes(raw: bytes, file: str, options: LintOptions) -> list[Finding]:
     return sorted(result.findings + extra, key=Finding.sort_key)
 
 
-@dataclass
-class _Collected:
-    """What one file's documents add up to."""
-
-    findings: list[Finding] = field(default_factory=list)
-    objects: int = 0
-    labels: list[str] = field(default_factory=list)
-    demands: list[Demand] = field(default_factory=list)
-    skipped: int = 0  # objects of kinds pmanifest cannot read
-    fragments: int = 0
-    foreign: int = 0  # documents without apiVersion and kind: another tool's YAML
-    passed: Counter[str] = field(default_factory=Counter)  # test assertions, placeholders
-    used: set[tuple[int, str]] = field(default_factory=set)  # (comment line, rule) it hid
-    broken: bool = False  # a document did not parse (its comments suppressed nothing)
-
-    def add(self, other: _Collected) -> None:
-        """Add what ``other`` (some documents of the same file) collected."""
-        self.findings += other.findings
-        self.objects += other.objects
-        self.labels += other.labels
-        self.demands += other.demands
-        self.skipped += other.skipped
-        self.fragments += other.fragments
-        self.foreign += other.foreign
-        for key, n in other.passed.items():  # (PLACEHOLDER is a mark of the file, not a count)
-            self.passed[key] = (self.passed[key] or n) if key == PLACEHOLDER else \
-                self.passed[key] + n
-        self.used |= other.used
-        self.broken |= other.broken
-
-
 def lint_file(raw: bytes, file: str, options: LintOptions, patch_of: str | None = None,
               built: Built | None = None, assertion: bool = False) -> FileResult:
     """Findings and counts for one file; ``patch_of``: the kustomization naming it a patch (see
@@ -168,18 +122,34 @@ def lint_file(raw: bytes, file: str, options: LintOptions, patch_of: str | None 
     options = options._replace(built=built) if built is not None else options
     rules = [r for r in registry().values() if r.check is not None
              and r.applies in ("workload", "object") and options.enabled(r.meta.id)]
-    out = _Collected()
+    out, template = _documents(text, file, lines, rules, options, patch_of, built, assertion)
+    if template:  # (its comments are not read: the documents that hid something may be gone)
+        out.passed.update(dict(TEMPLATE_FILE))
+        return out.result(counted_only=True)
+    if SUPPRESSION_MARK in text and options.enabled(SUPPRESSION_RULE):
+        out.findings.extend(comment_findings(
+            file, lines, options.inline_suppressions,
+            options.severity_of(registry()[SUPPRESSION_RULE]), _checked(rules, out), out.used,
+            out.findings))
+    return out.result()
+
+
+def _documents(text: str, file: str, lines: tuple[str, ...], rules: list[Rule],
+               options: LintOptions, patch_of: str | None, built: Built | None,
+               assertion: bool) -> tuple[Collected, bool]:
+    """What the documents of a file add up to, and whether it is an unrendered template.
+
+    A file is an unrendered template once a document breaks where a {{ }} placeholder stands:
+    then its other broken documents and those with a {{ in their own text are templates too
+    (passed over: lint the rendered output), and those without are plain objects, linted (a
+    GPU Deployment before a Secret whose value is {{HF_TOKEN}}). Until the file is known to
+    be one, what the documents that may be templates gave waits in ``pending``."""
+    out, pending, template = Collected(), Collected(), False
     patterns, dollar = may_hold_pattern(text), may_hold(text)  # (cheap tests first)
     scan = KeyScan(text)
-    # A file is an unrendered template once a document breaks where a {{ }} placeholder stands:
-    # then its other broken documents and those with a {{ in their own text are templates too
-    # (passed over: lint the rendered output), and those without are plain objects, linted (a
-    # GPU Deployment before a Secret whose value is {{HF_TOKEN}}). Until the file is known to
-    # be one, what the documents that may be templates gave waits in ``pending``.
-    template, pending = False, _Collected()
     for item in load_documents(text, foreign_tags=True, kustomize=built is not None):
         if isinstance(item, Broken) and item.problem.templated:  # lint the rendered output
-            template, pending = True, _Collected()
+            template, pending = True, Collected()
         maybe = isinstance(item, Broken) or item.braces
         if template and maybe:
             continue
@@ -189,24 +159,13 @@ def lint_file(raw: bytes, file: str, options: LintOptions, patch_of: str | None 
             continue
         _lint_item(item, file, lines, rules, options, into, patch_of, assertion, patterns)
         into.passed[PLACEHOLDER] |= dollar and holds(item)
-    if template:  # (its comments are not read: the documents that hid something may be gone)
-        out.passed.update(dict(TEMPLATE_FILE))
-        return FileResult(sorted(out.findings, key=Finding.sort_key), out.objects,
-                          tuple(out.labels), tuple(out.demands), out.skipped, out.fragments,
-                          out.foreign, tuple((k, n) for k, n in out.passed.items() if n))
-    out.add(pending)
-    if SUPPRESSION_MARK in text and options.enabled(SUPPRESSION_RULE):
-        out.findings.extend(comment_findings(
-            file, lines, options.inline_suppressions,
-            options.severity_of(registry()[SUPPRESSION_RULE]), _checked(rules, out), out.used,
-            out.findings))
-    return FileResult(sorted(out.findings, key=Finding.sort_key), out.objects, tuple(out.labels),
-                      tuple(out.demands), out.skipped, out.fragments, out.foreign,
-                      tuple(out.passed.items()))
+    if not template:
+        out.add(pending)
+    return out, template
 
 
 def _lint_item(item: Loaded | Broken, file: str, lines: tuple[str, ...], rules: list[Rule],
-               options: LintOptions, out: _Collected, patch_of: str | None,
+               options: LintOptions, out: Collected, patch_of: str | None,
                assertion: bool, patterns: bool) -> None:
     """Lint a document, unless it is another tool's YAML or a test's pattern (counted)."""
     if isinstance(item, Broken):
@@ -226,7 +185,7 @@ def _lint_item(item: Loaded | Broken, file: str, lines: tuple[str, ...], rules: 
 
 
 def _lint_document(doc: Document, rules: list[Rule], options: LintOptions,
-                   out: _Collected, patch_of: str | None, dollar: bool = True) -> None:
+                   out: Collected, patch_of: str | None, dollar: bool = True) -> None:
     checked: list[tuple[Document, list[tuple[Rule, Hit]], Metas | None]] = []
     whole = []
     if options.others:  # a mixed input: a document that names another provider's label is its
@@ -260,7 +219,7 @@ def _lint_document(doc: Document, rules: list[Rule], options: LintOptions,
 
 
 def _collect_demands(doc: Document, objects: list[Document], options: LintOptions,
-                     out: _Collected) -> None:
+                     out: Collected) -> None:
     """The GPU demand of the document's whole objects (patch fragments have none)."""
     from pmanifest.lint.cluster import demands_of, object_prefixes, wants_demands
 
@@ -278,7 +237,7 @@ def _fragment_hits(found: tuple[tuple[str | int, ...], str],
     return [(registry()[FRAGMENT_RULE], Hit(path, message))]
 
 
-def _checked(rules: list[Rule], out: _Collected) -> frozenset[str]:
+def _checked(rules: list[Rule], out: Collected) -> frozenset[str]:
     """The rules whose every finding in the file was looked for, so that a comment naming one
     of them that suppressed nothing is on the wrong line: none when a document did not parse
     or held a patch fragment (neither is linted)."""

@@ -28,7 +28,8 @@ from typing import Any, NamedTuple
 
 from pmanifest.errors import PmanifestError, Terminated
 from pmanifest.io.reading import Identity
-from pmanifest.lint.engine import FileResult, LintOptions, lint_file
+from pmanifest.lint.collected import FileResult
+from pmanifest.lint.engine import LintOptions, lint_file
 from pmanifest.lint.sources import FileRef, Problem, Source
 
 MIN_FILES_PER_WORKER = 32
