@@ -15,6 +15,7 @@ coordinator pod that runs a command: such objects are left to lint by a match co
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from typing import NamedTuple
@@ -296,12 +297,19 @@ def suppression_pattern(rule_id: str, slug: str) -> str:
     ``pmanifest.io/ignore`` value as :func:`pmanifest.lint.suppress.rule_ids` reads them: each
     stripped of whitespace (``str.strip``), the id in any case (``str.upper``), the slug as
     written."""
-    blank = "[" + "".join(_escape_in_class(chr(c)) for c in range(0x110000)
-                          if chr(c).isspace()) + "]"
+    blank = _blank_class()
     upper = case_folded("upper")
     ident = "".join("[" + "".join(upper.get(ch, [ch])) + "]" if ch.isalpha() else ch
                     for ch in rule_id)
     return f"(?:^|,){blank}*(?:{ident}|{re.escape(slug)}){blank}*(?:,|$)"
+
+
+@functools.cache
+def _blank_class() -> str:
+    """A character class of every character ``str.strip`` removes (found once: a scan of
+    every code point)."""
+    return "[" + "".join(_escape_in_class(chr(c)) for c in range(0x110000)
+                         if chr(c).isspace()) + "]"
 
 
 def _escape_in_class(ch: str) -> str:
