@@ -35,9 +35,10 @@ metadata:
 """
 ASSUMED = "profile together, the default: no provider label found\n"  # (after the summary)
 CONFIG_MAP = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {mode: fast}\n"
-TEMPLATES = ("pmanifest: {} skipped: unrendered templates ({{{{ }}}} placeholders where the YAML "
-             "breaks); lint the rendered output (helm template, envsubst, ...)\n")
-TWO_TEMPLATES = TEMPLATES.format("2 files")
+TEMPLATES = ("pmanifest: {} ({{{{ }}}} placeholders where the YAML breaks): their templated "
+             "documents are not linted; lint the rendered output (helm template, envsubst, ...)\n")
+TWO_TEMPLATES = TEMPLATES.format("2 unrendered template files")
+ONE_TEMPLATE = TEMPLATES.format("1 unrendered template file")
 PLACEHOLDERS = ("pmanifest: {} with unrendered placeholders (a value that is wholly ${{NAME}} "
                 "or $NAME): such values are not type-checked; lint the rendered output for "
                 "that\n")
@@ -77,7 +78,7 @@ def test_a_syntax_error_away_from_any_placeholder_is_still_pm001(runner: CliRunn
     assert (code, out.split(" error ")[0]) == (1, "./broken.yaml:4:5:")
     assert err == (
         "1 error, 0 warnings, 0 info in 2 files (0 objects, 3 rules)\n" + ASSUMED
-        + TEMPLATES.format("1 file"))
+        + ONE_TEMPLATE)
 
 
 def test_a_run_of_templates_only_checked_nothing_and_says_why(runner: CliRunner,
@@ -114,7 +115,7 @@ def test_a_template_file_s_documents_without_a_placeholder_are_still_objects(
     assert sorted({line.split(" error ")[0] for line in out.splitlines()}) == [
         "mixed.yaml:24:1:", "mixed.yaml:4:1:"]
     assert err == ("4 errors, 0 warnings, 0 info in 1 file (2 objects, 3 rules)\n" + ASSUMED
-                   + TEMPLATES.format("1 file"))
+                   + ONE_TEMPLATE)
     # positive: without the templated Secret nothing is a template; the quoted one is linted
     # too and the broken ConfigMap is PM001
     write(tmp_path / "mixed.yaml", "---\n".join([plain_wrong, quoted, BROKEN_CONFIG_MAP]))
@@ -250,7 +251,7 @@ def test_a_placeholder_that_breaks_a_flow_collection_makes_a_template(
         "  - {name: http, port: ${PORT_EXTERNAL}, targetPort: http}\n"))
     write(tmp_path / "cm.yaml", CONFIG_MAP)
     assert run(runner, ".") == (0, "", "0 errors, 0 warnings, 0 info in 2 files (1 object, "
-                                       "3 rules)\n" + ASSUMED + TEMPLATES.format("1 file"))
+                                       "3 rules)\n" + ASSUMED + ONE_TEMPLATE)
 
 
 CHANGE_TEST = """\

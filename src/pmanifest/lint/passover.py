@@ -1,9 +1,9 @@
-"""What a lint run passes over without linting it, counted per file (``FileResult.passed``)
-and told once after the summary: files that are unrendered templates (a ``{{ }}`` placeholder
-broke their YAML: nothing in them is linted), objects that are test assertions (patterns a
-harness matches against live objects, see :mod:`pmanifest.lint.testharness`), and files that
-hold unrendered placeholders (linted, but a field that is wholly one is not type-checked, see
-:mod:`pmanifest.schema.placeholders`).
+"""What a lint run passes over without linting it, counted per file (``FileResult.passed``) and
+told once after the summary: files that are unrendered templates (a ``{{ }}`` placeholder broke
+their YAML: their documents that hold a ``{{`` or break are not linted, the others are),
+objects that are test assertions (patterns a harness matches against live objects, see
+:mod:`pmanifest.lint.testharness`), and files that hold unrendered placeholders (linted, but a
+field that is wholly one is not type-checked, see :mod:`pmanifest.schema.placeholders`).
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ def passed_notes(passed: Mapping[str, int]) -> list[str]:
     """The lines after the summary that say what the run passed over without linting it."""
     notes = []
     if passed.get(TEMPLATE):
-        notes.append(f"pmanifest: {_plural(passed[TEMPLATE], 'file')} skipped: unrendered "
-                     "templates ({{ }} placeholders where the YAML breaks); lint the rendered "
-                     "output (helm template, envsubst, ...)")
+        notes.append(f"pmanifest: {_plural(passed[TEMPLATE], 'unrendered template file')} "
+                     "({{ }} placeholders where the YAML breaks): their templated documents are "
+                     "not linted; lint the rendered output (helm template, envsubst, ...)")
     if passed.get(ASSERTION):
         notes.append(f"pmanifest: {_plural(passed[ASSERTION], 'test assertion')} skipped: "
                      "patterns a test harness (chainsaw, kuttl) matches against live objects, "
