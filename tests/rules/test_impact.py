@@ -365,3 +365,24 @@ def test_the_runtimes_of_the_whole_input_count(tmp_path: object, monkeypatch: py
     for args in ([], ["--profile", "together"]):
         result = CliRunner().invoke(main, ["lint", "--select", "PM102", *args, "."])
         assert [line.split(" ")[1] for line in result.stdout.splitlines()] == ["warning", "info"]
+
+
+def test_a_runtime_that_makes_the_component_multi_node_answers_through_its_leader() -> None:
+    """deepseek-r1's runtime keeps its GPUs in engineConfig.leader and .worker: the service's
+    engine (no container, no leader of its own) runs as those pods."""
+    runtime = """\
+apiVersion: ome.io/v1beta1
+kind: ClusterServingRuntime
+metadata: {name: srt-stablelm}
+spec:
+  engineConfig:
+    leader:
+      runner: {name: leader, image: docker.io/lmsysorg/sglang:v0.5.5}
+    worker:
+      runner:
+        name: worker
+        image: docker.io/lmsysorg/sglang:v0.5.5
+        resources: {limits: {cpu: 10, memory: 30Gi, nvidia.com/gpu: 8}}
+"""
+    assert severities(OME_SERVICE + "---\n" + runtime) == [("PM102", "warning", False),
+                                                          ("PM102", "info", True)]

@@ -48,8 +48,11 @@ def supplied_accelerator(w: Workload, runtimes: Runtimes) -> bool:
             or holds_containers(w):
         return False
     name = get(w.doc.data, tuple(kind.runtime_ref.split(".")))
-    return isinstance(name, str) and runtimes.get((kind.group, name), {}).get(
-        w.template.from_runtime, False)
+    part = w.template.from_runtime  # (or the part's own leader and workers, when the
+    # runtime makes it multi-node: an OME runtime whose engineConfig has a leader)
+    return isinstance(name, str) and any(
+        accelerated for found, accelerated in runtimes.get((kind.group, name), {}).items()
+        if found == part or found.startswith(part + " "))
 
 
 def holds_containers(w: Workload) -> bool:
