@@ -15,6 +15,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple, TextIO
 
+from pmanifest.cli.boundary import settled
 from pmanifest.cli.outputs import Output, output_targets
 from pmanifest.errors import InputError
 from pmanifest.io.reading import Identity
@@ -111,6 +112,7 @@ def _cluster(path: str | None) -> ClusterRequest | None:
 def run_lint(request: LintRequest) -> LintResult:
     """Write the file reports; return what to print and the exit code.
     Raises PmanifestError for exit-2 problems."""
+    settled()  # (what lint works with is loaded)
     config = config_from(request.config_path)
     with user_policies(config, request.policies):
         return lint_with(request, config)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, NamedTuple
 
-from pmanifest.cli.boundary import EXIT_FINDINGS
+from pmanifest.cli.boundary import EXIT_FINDINGS, settled
 from pmanifest.errors import PmanifestError
 from pmanifest.io.writing import say, write_bytes
 
@@ -48,6 +48,7 @@ def run_render(request: RenderRequest) -> None:
     from pmanifest.render.engine import Fallback, RenderOptions, read_spec
     from pmanifest.render.output import check_drift, destination, write_output
 
+    settled()  # (what render works with is loaded)
     config = config_from(request.config_path)
     templates = request.templates_dir or config.templates
     inputs = [request.spec_path, *([request.cluster_path] if request.cluster_path else []),

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, NamedTuple
 
+from pmanifest.cli.boundary import settled
 from pmanifest.kube.document import Finding
 from pmanifest.kube.profile import Profile
 from pmanifest.render.engine import Rendered, RenderOptions, render_spec
@@ -74,6 +75,7 @@ def lint_warnings(rendered: Rendered, settings: LintSettings | None = None
     (``settings``: the config's, else none)."""
     from pmanifest.lint.engine import LintOptions, lint_bytes
 
+    settled()  # (what render made and the lint engine are loaded)
     settings = settings or LintSettings()
     spec = rendered.spec
     options = LintOptions(kubernetes_version=rendered.version, profile_name=spec.profile.name,

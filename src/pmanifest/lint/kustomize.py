@@ -355,8 +355,9 @@ def _parse(text: str) -> Any:
 
 
 # a section starts at a key in the first column, commented out too (kubebuilder's `#patches:`)
-_SECTION = re.compile(r"^#*([A-Za-z]\w*)\s*:")
-_COMMENTED_ENTRY = re.compile(r"^#+\s*-\s*(?:path\s*:\s*)?([\w./-]+\.ya?ml)\s*$")
+# (strings, compiled by re on first use: only a kustomization needs them)
+_SECTION = r"^#*([A-Za-z]\w*)\s*:"
+_COMMENTED_ENTRY = r"^#+\s*-\s*(?:path\s*:\s*)?([\w./-]+\.ya?ml)\s*$"
 
 
 def _commented_patch_paths(text: str) -> Iterator[str]:
@@ -365,11 +366,11 @@ def _commented_patch_paths(text: str) -> Iterator[str]:
     patches whether or not the line is enabled. Only entries inside a patch section count."""
     section = None
     for line in text.splitlines():
-        head = _SECTION.match(line)
+        head = re.match(_SECTION, line)
         if head is not None:
             section = head.group(1)
             continue
-        entry = _COMMENTED_ENTRY.match(line.strip())
+        entry = re.match(_COMMENTED_ENTRY, line.strip())
         if section in PATCH_KEYS and entry is not None:
             yield entry.group(1)
 

@@ -41,9 +41,9 @@ APPLYING = ("apply", "create", "update", "patch")  # ... and those that send obj
 BLOCKS = ("try", "catch", "finally", "cleanup")
 # a key that is a JMESPath expression: parenthesised (after chainsaw's `~` iteration marker)
 # and more than a field name (Kyverno's anchors, `(name)`, are field names)
-_EXPRESSION = re.compile(r"^~?[\w.-]*\((.*)\)$", re.DOTALL)
+_EXPRESSION = r"(?s)^~?[\w.-]*\((.*)\)$"
 _OPENERS = ("(", "~")
-_FIELD = re.compile(r"^[A-Za-z_][\w.-]*$")
+_FIELD = r"^[A-Za-z_][\w.-]*$"
 
 
 def mark_assertions(items: list[FileRef | Source | Problem]) -> list[FileRef | Source | Problem]:
@@ -186,7 +186,8 @@ def _text(path: str) -> str | None:
 
 
 # where a key may end in a parenthesis: `)` right before a key's colon (found fast: a literal)
-_CLOSE = re.compile(r"\)[\"']?[ \t]*:(?:[ \t]|$)", re.MULTILINE)
+# (patterns here are strings, compiled by re on first use: most runs never need them)
+_CLOSE = r"(?m)\)[\"']?[ \t]*:(?:[ \t]|$)"
 
 
 def may_hold_pattern(text: str) -> bool:
@@ -195,7 +196,7 @@ def may_hold_pattern(text: str) -> bool:
     ``~``) and closes it right before the colon?"""
     if "(" not in text:
         return False
-    for match in _CLOSE.finditer(text):
+    for match in re.finditer(_CLOSE, text):
         head = text[text.rfind("\n", 0, match.start()) + 1:match.start()].lstrip(" \t-")
         if head[:1] in _OPENERS or "{(" in head or ", (" in head:
             return True
@@ -218,8 +219,8 @@ def is_pattern(data: Any) -> bool:
 
 
 def _is_expression(key: str) -> bool:
-    match = _EXPRESSION.match(key)
-    return match is not None and _FIELD.match(match.group(1).strip()) is None
+    match = re.match(_EXPRESSION, key)
+    return match is not None and re.match(_FIELD, match.group(1).strip()) is None
 
 
 def _shown(path: str) -> str:

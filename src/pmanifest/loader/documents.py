@@ -156,8 +156,9 @@ def _problem(exc: YamlProblem | yaml.YAMLError, chunk: str, first_line: int,
 # What plain YAML holds outside quoted scalars and comments, for the template test: a quote
 # opens a scalar at the start of a line or after a space or flow indicator; `#` after a space
 # comments; a placeholder is `{{` (Helm, Go templates) or `${` (envsubst, in a flow collection)
-_PLAIN_SCAN = re.compile(r"""(?:(?<=[\s\[{,:])|^)(?:"(?:[^"\\]|\\.)*"?|'(?:[^']|'')*'?)"""
-                         r"|(?:(?<=\s)|^)#.*|\{\{|\$\{")
+# (a string, compiled by re on first use: only a document that did not parse needs it)
+_PLAIN_SCAN = (r"""(?:(?<=[\s\[{,:])|^)(?:"(?:[^"\\]|\\.)*"?|'(?:[^']|'')*'?)"""
+               r"|(?:(?<=\s)|^)#.*|\{\{|\$\{")
 _PLACEHOLDERS = ("{{", "${")
 
 
@@ -170,16 +171,16 @@ def _hinted(problem: YamlProblem, chunk: str, first_line: int) -> YamlProblem:
         k = problem.line - first_line - 1
         lines = chunk.split("\n")[max(k - 1, 0):k + 2]
         problem.templated = any(m.group() in _PLACEHOLDERS for text in lines
-                                for m in _PLAIN_SCAN.finditer(text))
+                                for m in re.finditer(_PLAIN_SCAN, text))
     return problem
 
 
 # "$" as a double-quoted scalar writes it when not as itself (hex digits only: no case)
-_DOLLAR_ESCAPE = re.compile(r"\\(?:x24|u0024|U00000024)")
+_DOLLAR_ESCAPE = r"\\(?:x24|u0024|U00000024)"  # (compiled by re on first use)
 
 
 def _may_hold_dollar(chunk: str) -> bool:
-    return "$" in chunk or ("\\" in chunk and _DOLLAR_ESCAPE.search(chunk) is not None)
+    return "$" in chunk or ("\\" in chunk and re.search(_DOLLAR_ESCAPE, chunk) is not None)
 
 
 def _only_directives(chunk: str) -> bool:

@@ -16,7 +16,7 @@ from typing import Any, cast
 import yaml
 from yaml.events import ScalarEvent
 
-from pmanifest.io.limits import bounded_integer
+from pmanifest.io.limits import MAX_INTEGER_DIGITS, bounded_integer
 from pmanifest.loader.scalars import MAY_RESOLVE, resolve
 from pmanifest.loader.scalars import value as plain_value
 
@@ -68,6 +68,9 @@ def resolve_kustomize(value: str, implicit: Any) -> str:
 def plain_scalar(tag: str, text: str) -> Any:
     """The value of a plain scalar ``resolve_plain`` gave ``tag`` (an integer: bounded)."""
     if tag == INT:
+        if text.isdigit() and text.isascii() and text[0] != "0" and \
+                len(text) <= MAX_INTEGER_DIGITS:  # the common case: decimal, within bounds
+            return int(text)
         return bounded_integer(text, lambda _: plain_value(tag, text))
     return plain_value(tag, text)
 

@@ -17,17 +17,19 @@ from pmanifest.loader.documents import Broken, Loaded
 _NAME = r"[A-Za-z_]\w*"
 # ${NAME}, with a shell default or check (:-, -, :=, =, :?, ?, :+, +), or $NAME
 _BODY = rf"\$\{{{_NAME}(?::?[-=?+][^}}\n]*)?\}}|\${_NAME}"
-WHOLE = re.compile(rf"(?:{_BODY}|\{{\{{[^\n]*\}}\}})")
-_SHELL = re.compile(_BODY)
+# (patterns as strings, compiled by re on first use: only a document with a placeholder, or a
+# type error, needs them)
+WHOLE = rf"(?:{_BODY}|\{{\{{[^\n]*\}}\}})"
+_SHELL = _BODY
 
 
 def is_placeholder(value: Any) -> bool:
     """Is ``value`` a string that is wholly one placeholder?"""
-    return isinstance(value, str) and WHOLE.fullmatch(value.strip()) is not None
+    return isinstance(value, str) and re.fullmatch(WHOLE, value.strip()) is not None
 
 
 _START = re.compile(r"\$[{A-Za-z_]")  # a placeholder starts (found fast: a literal $)
-_BEFORE = re.compile(r"""[:\-\[{,][ \t]*["']?$""")  # ... where a value starts, after it
+_BEFORE = r"""[:\-\[{,][ \t]*["']?$"""  # ... where a value starts, after it (a string, as above)
 
 
 def may_hold(text: str) -> bool:
@@ -35,7 +37,7 @@ def may_hold(text: str) -> bool:
     cheap test before the walk: a value that starts with one)?"""
     for match in _START.finditer(text):
         start = match.start()
-        if _BEFORE.search(text, max(0, start - 8), start) is not None:
+        if re.search(_BEFORE, text[max(0, start - 8):start]) is not None:
             return True
     return False
 
@@ -52,6 +54,6 @@ def holds(item: Loaded | Broken) -> bool:
             stack.extend(node.values())
         elif isinstance(node, list):
             stack.extend(node)
-        elif isinstance(node, str) and "$" in node and _SHELL.fullmatch(node.strip()):
+        elif isinstance(node, str) and "$" in node and re.fullmatch(_SHELL, node.strip()):
             return True
     return False
