@@ -14,6 +14,7 @@ import yaml
 from click.testing import CliRunner, Result
 
 from pmanifest.cli.main import main
+from tests.stderr import render_stderr
 
 PLAYGROUND = """\
 profile: playground
@@ -235,7 +236,7 @@ def test_a_spec_names_a_custom_profile_in_cluster_profile(repo: Path) -> None:
     (repo / ".pmanifest.yaml").write_text(PLAYGROUND.replace("profile: playground\n", ""))
     named = SPEC.replace("cluster:\n", "cluster:\n  profile: playground\n")
     rendered = run("render", "-f", "-", stdin=named)
-    assert (rendered.exit_code, rendered.stderr) == (0, "")
+    assert (rendered.exit_code, render_stderr(rendered.stderr)) == (0, "")
     pod = next(d for d in yaml.safe_load_all(rendered.stdout)
                if d["kind"] == "Job")["spec"]["template"]["spec"]
     assert pod["terminationGracePeriodSeconds"] == 60

@@ -19,6 +19,7 @@ from pmanifest.lint.engine import LintOptions, lint_bytes
 from pmanifest.render.engine import RenderOptions
 from pmanifest.render.overlay import Merger
 from pmanifest.schema.kubernetes import supported_versions, validate
+from tests.stderr import render_stderr
 
 SHIPPED = """\
 apiVersion: pmanifest/v1
@@ -87,7 +88,7 @@ def _pod(objects: list[dict[str, Any]], kind: str, name: str) -> dict[str, Any]:
 
 def test_what_a_platform_team_ships_renders_exactly() -> None:
     code, objects, err = _render(SHIPPED)
-    assert (code, err) == (0, "")
+    assert (code, render_stderr(err)) == (0, "")
     overlay = yaml.safe_load(SHIPPED)["workloads"][0]["podTemplate"]
     chat = _pod(objects, "Deployment", "chat")
     spec = chat["spec"]
@@ -401,7 +402,7 @@ def test_only_a_different_value_is_a_change(value: str, message: str | None) -> 
                         f"annotations: {{vault.hashicorp.com/agent-inject: {value}}}")
     code, objects, err = _render(spec)
     if message is None:
-        assert (code, err) == (0, "")
+        assert (code, render_stderr(err)) == (0, "")
     else:
         assert (code, objects, err) == (2, [], message + "\n")
 
