@@ -6,7 +6,7 @@ import copy
 from typing import Any
 
 import yaml
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from pmanifest.lint.engine import LintOptions, lint_bytes
@@ -63,6 +63,7 @@ def _lint(data: Any) -> None:
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(ALL_PATHS), _json, st.sampled_from(KINDS))
+@example(path=("spec", "template", "spec", "restartPolicy"), value=[], kind="StatefulSet")
 def test_mutated_manifest_never_raises(path: tuple[Any, ...], value: Any, kind: str) -> None:
     data = copy.deepcopy(SEED_MANIFEST)
     data["kind"] = kind

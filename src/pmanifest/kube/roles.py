@@ -88,7 +88,7 @@ def infer(pod: dict[str, Any], job_like: bool = False) -> Inference:
     if found is not None:
         return found
     restart = pod.get("restartPolicy")
-    if restart in RUN_TO_COMPLETION:
+    if isinstance(restart, str) and restart in RUN_TO_COMPLETION:  # (any value: the input's)
         return Inference(WORKER_ROLE, f"restartPolicy {restart}: its pods run to completion")
     if job_like:
         return Inference(WORKER_ROLE, "it sits in a Job spec: its pods run to completion")

@@ -68,8 +68,8 @@ def _initializer(w: Workload) -> bool:
     data = w.doc.data
     metas = [w.meta_path] if w.template.meta_also is None else \
         [w.meta_path, _also(w)]
-    return any(mapping(data, (*meta, "labels")).get(ANCESTOR_STEP) in INITIALIZERS
-               for meta in metas)
+    steps = [mapping(data, (*meta, "labels")).get(ANCESTOR_STEP) for meta in metas]
+    return any(isinstance(step, str) and step in INITIALIZERS for step in steps)
 
 
 def _also(w: Workload) -> tuple[str | int, ...]:
