@@ -123,15 +123,10 @@ def selector_labels(kustomizations: Iterable[str]) -> dict[str, dict[str, str]]:
         if not isinstance(data, dict):
             continue
         labels = {**inherited, **_labels_for_selectors(data)}
-        base = os.path.dirname(kustomization)
-        for entry in _resource_entries(data):
-            target = _real(os.path.join(base, entry))
-            inner = next((os.path.join(target, name) for name in KUSTOMIZATION_NAMES
-                          if os.path.isfile(os.path.join(target, name))), None)
-            if inner is not None:
-                stack.append((inner, labels))
-            elif os.path.isfile(target):
-                found.setdefault(target, {}).update(labels)
+        files, bases = _entries(kustomization, data)
+        stack.extend((inner, labels) for inner in bases)
+        for target in files:
+            found.setdefault(target, {}).update(labels)
     return found
 
 
