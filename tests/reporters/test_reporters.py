@@ -14,7 +14,7 @@ from syrupy.assertion import SnapshotAssertion
 
 from pmanifest.catalogue import RuleMeta, catalogue
 from pmanifest.kube.document import Finding, Fix, ObjectRef
-from pmanifest.reporters import FORMATS, Summary, reporter
+from pmanifest.reporters import FORMATS, Summary, text
 from pmanifest.reporters.github_format import escape_data, escape_property
 from pmanifest.reporters.sarif_format import artifact_uri
 from tests.reporters.sarif_schema import schema_errors
@@ -60,12 +60,12 @@ def fixed_registry(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.mark.parametrize("name", FORMATS)
 def test_snapshot(name: str, fixed_registry: None, snapshot: SnapshotAssertion) -> None:
-    assert reporter(name)(FINDINGS, SUMMARY, False) == snapshot
+    assert text(name, FINDINGS, SUMMARY) == snapshot
 
 
 def test_every_format_renders_no_findings(fixed_registry: None) -> None:
     empty = Summary.of([], 1, 1)
-    outputs = {name: reporter(name)([], empty, False) for name in FORMATS}
+    outputs = {name: text(name, [], empty) for name in FORMATS}
     assert outputs["text"] == outputs["github"] == ""
     assert json.loads(outputs["sarif"])["runs"][0]["results"] == []
     suite = ET.fromstring(outputs["junit"])
@@ -73,7 +73,7 @@ def test_every_format_renders_no_findings(fixed_registry: None) -> None:
 
 
 def sarif(findings: list[Finding]) -> dict[str, Any]:
-    log: dict[str, Any] = json.loads(reporter("sarif")(findings, SUMMARY, False))
+    log: dict[str, Any] = json.loads(text("sarif", findings, SUMMARY))
     return log
 
 
@@ -123,7 +123,7 @@ def test_github_escapes_data_and_properties() -> None:
     # quoting input never breaks a line of the log, nor colours it
     assert escape_data("100%\r\nnext\x1b[31m") == "100%25\\r\\nnext\\x1b[31m"
     assert escape_property("a:b,c%\n") == "a%3Ab%2Cc%25\\n"
-    lines = reporter("github")(FINDINGS, SUMMARY, False).splitlines()
+    lines = text("github", FINDINGS, SUMMARY).splitlines()
     assert len(lines) == len(FINDINGS)  # a newline in a message never splits a command
     assert lines[2] == ("::error file=jobs/train.yaml,line=9,col=7,"
                         "title=PM201 grace-period-over-limit::grace period 600 s exceeds the "
@@ -133,7 +133,7 @@ def test_github_escapes_data_and_properties() -> None:
 
 
 def test_junit_groups_findings_by_object_and_escapes() -> None:
-    suite = ET.fromstring(reporter("junit")(FINDINGS, SUMMARY, False).encode("utf-8"))
+    suite = ET.fromstring(text("junit", FINDINGS, SUMMARY).encode("utf-8"))
     assert suite.tag == "testsuite"
     cases = suite.findall("testcase")
     assert [(c.get("classname"), c.get("name"), len(c.findall("failure"))) for c in cases] == [
@@ -152,7 +152,7 @@ def test_junit_groups_findings_by_object_and_escapes() -> None:
 
 
 def test_json_shows_a_fix_only_where_a_check_gave_one() -> None:
-    findings = json.loads(reporter("json")(FINDINGS, SUMMARY, False))["findings"]
+    findings = json.loads(text("json", FINDINGS, SUMMARY))["findings"]
     assert [f.get("fix") for f in findings] == [
         None, None, {"path": "spec.template.spec.terminationGracePeriodSeconds", "value": 300},
         None, None]
@@ -160,5 +160,5 @@ def test_json_shows_a_fix_only_where_a_check_gave_one() -> None:
         ["rule", "slug", "severity", "file", "line", "column", "object", "path", "message"])] * 2
     removal = [Finding("PM999", "x", "error", "a.yaml", 1, 1, JOB, "spec.x", "m",
                        Fix(("spec", "x"), remove=True))]
-    assert json.loads(reporter("json")(removal, SUMMARY, False))["findings"][0]["fix"] == {
+    assert json.loads(text("json", removal, SUMMARY))["findings"][0]["fix"] == {
         "path": "spec.x", "remove": True}

@@ -20,7 +20,8 @@ from pmanifest.kube.document import Finding, ObjectRef
 from pmanifest.lint.cluster import cluster_findings
 from pmanifest.lint.config import resolve_rule
 from pmanifest.lint.engine import SEVERITY_RANK, LintOptions
-from pmanifest.reporters import Summary, reporter
+from pmanifest.reporters import Summary
+from pmanifest.reporters import text as report_text
 
 
 @dataclass(frozen=True)
@@ -51,8 +52,8 @@ def run_check(request: CheckRequest) -> tuple[str, list[str], int]:
     summary = Summary.of(findings, len(request.paths), len(request.paths), tuple(checked))
     stdout, reports = "", {}
     for output in request.outputs:
-        text = reporter(output.format)(findings, summary, request.colour and
-                                       output.path == STDOUT)
+        text = report_text(output.format, findings, summary,
+                           request.colour and output.path == STDOUT)
         if output.path == STDOUT:
             stdout = text
         else:

@@ -19,8 +19,7 @@ from pmanifest.cli.boundary import settled
 from pmanifest.cli.outputs import Output, output_targets
 from pmanifest.errors import InputError
 from pmanifest.io.reading import Identity
-from pmanifest.io.writing import STDOUT, Target, identity, plan_outputs, write_targets
-from pmanifest.kube.document import Finding
+from pmanifest.io.writing import STDOUT, Target, Text, identity, plan_outputs, write_targets
 from pmanifest.lint.config import Config, config_from, resolve_profile, resolve_rule
 from pmanifest.lint.engine import SEVERITY_RANK, LintOptions
 from pmanifest.lint.gate import empty_run, foreign_note
@@ -31,6 +30,7 @@ from pmanifest.lint.passover import TEMPLATE, passed_notes
 from pmanifest.lint.platform import Chosen, informed
 from pmanifest.lint.progress import Progress
 from pmanifest.lint.sources import Exclude, FileRef, Problem, Source, check_paths, iter_inputs
+from pmanifest.lint.stored import Stored
 from pmanifest.lint.testharness import mark_assertions
 from pmanifest.reporters import Summary, reporter
 from pmanifest.reporters.text_format import summary_line
@@ -73,7 +73,7 @@ class LintRequest(NamedTuple):
 class LintResult(NamedTuple):
     """What a lint run prints and its exit code."""
 
-    stdout: str  # the report that goes to stdout ("" when every report goes to a file)
+    stdout: Text  # the report that goes to stdout, in pieces as it is made ("": none)
     warnings: list[str]  # stderr lines to print before the findings
     summary: str  # the one-line summary, printed on stderr after the findings
     exit_code: int
@@ -140,7 +140,7 @@ class _Run:
     # what only some runs need, kept only then (a tree of 20,000 files costs megabytes):
     to_files: bool = False  # a report goes to a file: ``read`` collects every linted file
     with_cluster: bool = False  # --cluster: ``order`` places the whole-input findings
-    findings: list[Finding] = field(default_factory=list)
+    findings: Stored = field(default_factory=Stored)
     messages: list[str] = field(default_factory=list)  # stderr lines
     files: int = 0
     objects: int = 0
@@ -238,7 +238,7 @@ def collect(request: LintRequest, config: Config) -> Collected:
         else None
     options, run.profile = informed(options, inputs, given, list(config.profiles.values()))
     _lint_inputs(inputs, options, request, run)
-    run.findings = once_per_run(run.findings)
+    run.findings = Stored.of(once_per_run(run.findings))
     if run.demands:
         run.findings = _with_input_findings(run, options)
     return Collected(run, options, exclude, adopted)
@@ -310,12 +310,12 @@ def _drained(items: list[FileRef | Source | Problem]) -> Iterator[FileRef | Sour
         yield items.pop()
 
 
-def _reports(request: LintRequest, run: _Run, written: Mapping[Target, str]) -> str:
-    """Render every report of the run; write the files (with ``written``: the baseline);
-    return what goes to stdout."""
+def _reports(request: LintRequest, run: _Run, written: Mapping[Target, str]) -> Text:
+    """Write every report file of the run (with ``written``: the baseline); return the report
+    that goes to stdout, made as it is written."""
     summary = run.summary
-    stdout = ""
-    reports: dict[Target, str] = dict(written)
+    stdout: Text = ""
+    reports: dict[Target, Text] = dict(written)
     for output in request.outputs:
         colour = request.colour and output.path == STDOUT
         text = reporter(output.format)(run.findings, summary, colour)
@@ -348,16 +348,17 @@ def _is_fifo(path: str) -> bool:
         return False
 
 
-def _with_input_findings(run: _Run, options: LintOptions) -> list[Finding]:
-    """The whole-input rules' findings, each in its file's place (files in input order)."""
+def _with_input_findings(run: _Run, options: LintOptions) -> Stored:
+    """The whole-input rules' findings, each in its file's place (files in input order; the
+    findings of a run with --cluster are sorted whole)."""
     from pmanifest.lint.cluster import input_findings
 
     extra = input_findings(run.demands, options, run.read_again)
     if not extra:
         return run.findings
     order = run.order
-    return sorted(run.findings + extra, key=lambda f: (order.get(f.file, len(order)),
-                                                       *f.sort_key()[1:]))
+    return Stored(sorted([*run.findings, *extra], key=lambda f: (order.get(f.file, len(order)),
+                                                                 *f.sort_key()[1:])))
 
 
 def _other_inputs(request: LintRequest, config: Config) -> dict[Identity, str]:

@@ -20,7 +20,7 @@ import os
 import stat
 import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import NamedTuple
+from typing import IO, NamedTuple
 
 import click
 
@@ -79,7 +79,10 @@ def _target_key(path: str) -> object:
     return found.st_dev, found.st_ino
 
 
-def write_targets(texts: Mapping[Target, str], inputs: Mapping[Identity, str],
+Text = str | Iterator[str]  # what is written: whole, or in pieces as they are made
+
+
+def write_targets(texts: Mapping[Target, Text], inputs: Mapping[Identity, str],
                   what: str = "output") -> None:
     """Write every target's text: the files first (atomically, together, none of them an
     input: ``inputs`` and whatever the run read since it was planned), then stdout."""
@@ -91,7 +94,8 @@ def write_targets(texts: Mapping[Target, str], inputs: Mapping[Identity, str],
     write_files(files, what)
     for target, text in texts.items():
         if target.path == STDOUT:
-            write_bytes(text.encode("utf-8"))
+            for piece in [text] if isinstance(text, str) else _gathered(text):
+                write_bytes(piece.encode("utf-8"))
 
 
 
@@ -170,7 +174,7 @@ def refuse_inputs(outputs: Iterable[str], inputs: Mapping[Identity, str],
                              "it; choose another path", path)
 
 
-def write_files(files: dict[str, str], what: str = "output") -> None:
+def write_files(files: Mapping[str, Text], what: str = "output") -> None:
     """Write every ``path -> text``: devices and FIFOs directly, files atomically (all
     renames happen after all writes)."""
     staged: list[tuple[str, str]] = []  # (temp file, path as given)
@@ -184,7 +188,7 @@ def write_files(files: dict[str, str], what: str = "output") -> None:
             current = path
             if _streamed(path):
                 with open(path, "w", encoding="utf-8", newline="\n") as handle:
-                    handle.write(text)
+                    _write(handle, text)
         for temp, path in staged:
             current = path
             os.replace(temp, os.path.realpath(path))
@@ -221,7 +225,14 @@ def sync_generated(folder: str, files: dict[str, str], suffix: str) -> list[str]
     return said + [f"wrote {path}" for path in changed]
 
 
-def _stage(path: str, text: str) -> str:
+def _write(handle: IO[str], text: Text) -> None:
+    if isinstance(text, str):
+        handle.write(text)
+    else:
+        handle.writelines(text)
+
+
+def _stage(path: str, text: Text) -> str:
     """``text`` in a temp file beside the (real) target, on disk; returns the temp name."""
     import tempfile  # only when a file is written (not for a run that prints to stdout)
 
@@ -231,7 +242,7 @@ def _stage(path: str, text: str) -> str:
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
             os.fchmod(handle.fileno(), _mode_for(target))  # mkstemp's 0600 is not ours
-            handle.write(text)
+            _write(handle, text)
             handle.flush()
             os.fsync(handle.fileno())
     except BaseException:
@@ -276,19 +287,35 @@ def to_null(fd: int) -> None:
 
 # -- stdout ------------------------------------------------------------------------------------
 
-def echo(text: str, nl: bool = True, color: bool | None = None) -> None:
+def echo(text: Text, nl: bool = True, color: bool | None = None) -> None:
     """``click.echo`` to stdout, flushed (nothing to write needs no stdout); ``color=True``
-    keeps ANSI colours even in a pipe."""
+    keeps ANSI colours even in a pipe. ``text`` may come in pieces (each whole lines: a
+    report as it is made), written as they come."""
     if not text and not nl:
         return
     with _writing():
-        for piece in _pieces(text):  # a long report is not encoded all at once
+        pieces = _pieces(text) if isinstance(text, str) else _gathered(text)
+        for piece in pieces:  # a long report is not encoded all at once
             click.echo(piece, nl=False, color=color)
         click.echo("", nl=nl, color=color)
         sys.stdout.flush()
 
 
 ECHO_PIECE = 1 << 16  # characters of text encoded and written at a time
+
+
+def _gathered(chunks: Iterator[str]) -> Iterator[str]:
+    """Whole-line ``chunks`` gathered into pieces of about ``ECHO_PIECE`` characters."""
+    gathered: list[str] = []
+    size = 0
+    for chunk in chunks:
+        gathered.append(chunk)
+        size += len(chunk)
+        if size >= ECHO_PIECE:
+            yield "".join(gathered)
+            gathered, size = [], 0
+    if gathered:
+        yield "".join(gathered)
 
 
 def _pieces(text: str) -> Iterator[str]:

@@ -29,6 +29,7 @@ from typing import Any, NamedTuple
 from pmanifest.errors import ConfigError
 from pmanifest.io.writing import Target
 from pmanifest.kube.document import Finding
+from pmanifest.lint.stored import Stored
 
 VERSION = 1
 STDIN = "<stdin>"
@@ -93,7 +94,7 @@ class Baseline(NamedTuple):
 class Split(NamedTuple):
     """A run's findings against a baseline."""
 
-    new: list[Finding]
+    new: Stored
     matched: int  # findings the baseline holds (not reported)
     stale: list[dict[str, Any]]  # entries (with the count left) that matched no finding
 
@@ -172,13 +173,13 @@ def read_baseline(path: str) -> Baseline:
     return Baseline(path, base, entries)
 
 
-def split(findings: list[Finding], baseline: Baseline) -> Split:
+def split(findings: Iterable[Finding], baseline: Baseline) -> Split:
     """The findings the baseline does not hold, how many it does, and its entries (each with
     what is left of its count) that matched no finding."""
     left: Counter[Key] = Counter()
     for entry in baseline.entries:
         left[entry.key] += entry.times
-    new = []
+    new = Stored()
     matched = 0
     for finding in findings:
         key = key_of(finding, baseline.base)
@@ -186,7 +187,7 @@ def split(findings: list[Finding], baseline: Baseline) -> Split:
             left[key] -= 1
             matched += 1
         else:
-            new.append(finding)
+            new.extend((finding,))
     stale = []
     for entry in baseline.entries:
         unused = min(left[entry.key], entry.times)
@@ -230,18 +231,17 @@ class Adoption(NamedTuple):
         return [] if self.writing is None else [Target("--write-baseline", self.writing,
                                                        update=True)]
 
-    def apply(self, findings: list[Finding]
-              ) -> tuple[list[Finding], dict[Target, str], list[str]]:
+    def apply(self, findings: Stored) -> tuple[Stored, dict[Target, str], list[str]]:
         """(the findings to report, the file to write, the lines to say on stderr)."""
         if self.writing is not None:
             text = baseline_text(findings, self.writing)
-            return [], {self.targets()[0]: text}, [self._written(findings)]
+            return Stored(), {self.targets()[0]: text}, [self._written(findings)]
         if self.reading is None:
             return findings, {}, []
         found = split(findings, self.reading)
         return found.new, {}, _notes(found, self.reading.source)
 
-    def _written(self, findings: list[Finding]) -> str:
+    def _written(self, findings: Stored) -> str:
         said = f"pmanifest: recorded {_count(len(findings), 'finding')} in {self.writing}"
         if self.before is None:
             return said + "; give it to --baseline (or `baseline:` in the config)"

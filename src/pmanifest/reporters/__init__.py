@@ -1,11 +1,14 @@
-"""Reporters turn findings into text. Each module exposes ``render(findings, summary) -> str``;
-modules load only when their format is asked for. May import ``catalogue`` and ``kube``;
-never check code (``rules``, ``policy``, ``lint``)."""
+"""Reporters turn findings into text. Each module exposes ``render(findings, summary, colour)``,
+which gives the report in pieces as it makes them (a report of 20,000 findings is never whole
+in memory, and the findings are read once, as they come); ``text`` joins them. Modules load
+only when their format is asked for. May import ``catalogue``, ``kube`` and ``io``; never
+check code (``rules``, ``policy``, ``lint``)."""
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Sequence
+import json
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,7 +35,7 @@ class Summary:
     profile: tuple[str, str] | None = None  # the run's profile and why (given or inferred)
 
     @classmethod
-    def of(cls, findings: Sequence[Finding], files: int, objects: int,
+    def of(cls, findings: Iterable[Finding], files: int, objects: int,
            checked: tuple[tuple[str, str], ...] = (), skipped: int = 0, rules: int = 0,
            fragments: int = 0, profile: tuple[str, str] | None = None) -> Summary:
         count = {"error": 0, "warning": 0, "info": 0}
@@ -50,10 +53,38 @@ class Summary:
         return out
 
 
-Render = Callable[[Sequence[Finding], Summary, bool], str]
+Render = Callable[[Iterable[Finding], Summary, bool], Iterator[str]]
 
 
 def reporter(name: str) -> Render:
     module = importlib.import_module(f"pmanifest.reporters.{name}_format")
     render: Render = module.render
     return render
+
+
+def text(name: str, findings: Iterable[Finding], summary: Summary, colour: bool = False) -> str:
+    """The whole report of format ``name``."""
+    return "".join(reporter(name)(findings, summary, colour))
+
+
+ITEMS = "\x00items\x00"  # stands in a JSON document for the list json_pieces writes
+
+
+def json_pieces(document: dict[str, Any], items: Iterable[Any]) -> Iterator[str]:
+    """``json.dumps(document, indent=2, ensure_ascii=False)`` (through ``json_text``) where
+    the one value ``ITEMS`` in ``document`` is the list of ``items``, written an item at a
+    time: the same text as the whole document dumped at once."""
+    from pmanifest.io.terminal import json_text
+
+    head, _, tail = json_text(json.dumps(document, indent=2, ensure_ascii=False)).partition(
+        json.dumps(ITEMS))  # (the first: what the input says comes after the items)
+    line = head[head.rfind("\n") + 1:]
+    outer = " " * (len(line) - len(line.lstrip(" ")))
+    inner = outer + "  "
+    yield head
+    opening = "[\n"
+    for item in items:
+        body = json.dumps(item, indent=2, ensure_ascii=False).replace("\n", "\n" + inner)
+        yield json_text(f"{opening}{inner}{body}")
+        opening = ",\n"
+    yield ("[]" if opening == "[\n" else f"\n{outer}]") + tail + "\n"

@@ -9,7 +9,7 @@ and ``:``/``,`` in properties.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator
 
 from pmanifest.io.terminal import shown
 from pmanifest.kube.document import Finding
@@ -36,13 +36,11 @@ def _file(name: str) -> str:
     return unquote(artifact_uri(name))
 
 
-def render(findings: Sequence[Finding], summary: Summary, colour: bool) -> str:
-    lines = []
+def render(findings: Iterable[Finding], summary: Summary, colour: bool) -> Iterator[str]:
     for f in findings:
         props = ",".join(
             f"{key}={escape_property(value)}"
             for key, value in (("file", _file(f.file)), ("line", str(f.line)),
                                ("col", str(f.column)), ("title", f"{f.rule} {f.slug}"))
         )
-        lines.append(f"::{COMMANDS[f.severity]} {props}::{escape_data(f.message)}")
-    return "".join(line + "\n" for line in lines)
+        yield f"::{COMMANDS[f.severity]} {props}::{escape_data(f.message)}\n"

@@ -5,19 +5,17 @@ document's root (``items.N.spec...`` in a ``kind: List``); others have none."""
 
 from __future__ import annotations
 
-import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator
 from typing import Any
 
-from pmanifest.io.terminal import json_text
 from pmanifest.kube.document import Finding
 from pmanifest.loader.positions import dotted
-from pmanifest.reporters import Summary
+from pmanifest.reporters import ITEMS, Summary, json_pieces
 
 
-def render(findings: Sequence[Finding], summary: Summary, colour: bool) -> str:
-    payload = {"findings": [_finding(f) for f in findings], "summary": summary.counts()}
-    return json_text(json.dumps(payload, indent=2, ensure_ascii=False)) + "\n"
+def render(findings: Iterable[Finding], summary: Summary, colour: bool) -> Iterator[str]:
+    return json_pieces({"findings": ITEMS, "summary": summary.counts()},
+                       (_finding(f) for f in findings))
 
 
 def _finding(f: Finding) -> dict[str, Any]:

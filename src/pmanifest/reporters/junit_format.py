@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator
 
 from pmanifest.io.terminal import shown, shown_lines
 from pmanifest.kube.document import Finding
@@ -28,7 +28,9 @@ def _clean(text: str, lines: bool = False) -> str:
     return _NOT_XML.sub("\ufffd", shown_lines(text) if lines else shown(text))
 
 
-def render(findings: Sequence[Finding], summary: Summary, colour: bool) -> str:
+def render(findings: Iterable[Finding], summary: Summary, colour: bool) -> Iterator[str]:
+    """The report whole (a testcase gathers its object's findings; every object linted is
+    one, so the tree is built before it is written)."""
     cases: dict[tuple[str, str], list[Finding]] = {key: [] for key in summary.checked}
     for f in findings:
         cases.setdefault((f.file, f.object.label()), []).append(f)
@@ -51,4 +53,4 @@ def render(findings: Sequence[Finding], summary: Summary, colour: bool) -> str:
                 f"{shown(f.message)}"
             failure.text = _clean(text + (f"\npath: {shown(f.path)}" if f.path else ""), True)
     ET.indent(suite)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suite, "unicode") + "\n"
+    yield '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suite, "unicode") + "\n"

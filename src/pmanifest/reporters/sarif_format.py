@@ -7,16 +7,14 @@ relative to ``%SRCROOT%``, the directory pmanifest runs in (the repository root 
 
 from __future__ import annotations
 
-import json
 import os
 import urllib.parse
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from pmanifest import __version__
-from pmanifest.io.terminal import json_text
 from pmanifest.kube.document import Finding
-from pmanifest.reporters import Summary
+from pmanifest.reporters import ITEMS, Summary, json_pieces
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVELS = {"error": "error", "warning": "warning", "info": "note"}
@@ -68,7 +66,7 @@ def _result(f: Finding, index: dict[str, int]) -> dict[str, Any]:
     return result
 
 
-def render(findings: Sequence[Finding], summary: Summary, colour: bool) -> str:
+def render(findings: Iterable[Finding], summary: Summary, colour: bool) -> Iterator[str]:
     rules = _rules()
     index = {rule["id"]: i for i, rule in enumerate(rules)}
     log = {
@@ -77,10 +75,10 @@ def render(findings: Sequence[Finding], summary: Summary, colour: bool) -> str:
         "runs": [{
             "tool": {"driver": {"name": "pmanifest", "version": __version__, "rules": rules}},
             "columnKind": "unicodeCodePoints",
-            "results": [_result(f, index) for f in findings],
+            "results": ITEMS,
             **({"properties": {"profile": {"name": summary.profile[0],
                                            "why": summary.profile[1]}}}
                if summary.profile is not None else {}),
         }],
     }
-    return json_text(json.dumps(log, indent=2, ensure_ascii=False)) + "\n"
+    return json_pieces(log, (_result(f, index) for f in findings))

@@ -3,7 +3,7 @@ through the one escaper: what they quote from input never acts on the terminal).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator
 
 from pmanifest.io.terminal import shown
 from pmanifest.kube.document import Finding
@@ -13,14 +13,11 @@ _COLOURS = {"error": "\x1b[31m", "warning": "\x1b[33m", "info": "\x1b[36m"}
 _RESET = "\x1b[0m"
 
 
-def render(findings: Sequence[Finding], summary: Summary, colour: bool) -> str:
-    lines = []
+def render(findings: Iterable[Finding], summary: Summary, colour: bool) -> Iterator[str]:
     for f in findings:
         severity = f"{_COLOURS[f.severity]}{f.severity}{_RESET}" if colour else f.severity
-        lines.append(f"{shown(f.file)}:{f.line}:{f.column}: {severity} {f.rule}[{f.slug}] "
-                     f"{shown(f.message)}")
-    lines.append("")  # the last line's newline, without a second copy of every line
-    return "\n".join(lines)
+        yield (f"{shown(f.file)}:{f.line}:{f.column}: {severity} {f.rule}[{f.slug}] "
+               f"{shown(f.message)}\n")
 
 
 def summary_line(summary: Summary) -> str:

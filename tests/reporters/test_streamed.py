@@ -1,0 +1,104 @@
+"""Reports are made in pieces from findings held compactly: the same text as made whole, and
+a run's findings are given back in order, as often as they are read."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pmanifest.cli.main import main
+from pmanifest.io.terminal import json_text
+from pmanifest.kube.document import Finding, Fix, ObjectRef
+from pmanifest.lint import stored
+from pmanifest.lint.stored import Stored
+from pmanifest.reporters import ITEMS, json_pieces
+
+_TEXT = st.text(st.characters(codec="utf-8", exclude_characters="\x00"), max_size=12)
+_JSON: st.SearchStrategy[Any] = st.recursive(
+    st.none() | st.booleans() | st.integers() | _TEXT,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_TEXT, inner, max_size=3),
+    max_leaves=8)
+
+
+@given(before=st.dictionaries(_TEXT, _JSON, max_size=3),
+       after=st.dictionaries(_TEXT, _JSON, max_size=3),
+       depth=st.integers(0, 3), items=st.lists(_JSON, max_size=4))
+def test_json_in_pieces_is_the_document_dumped_whole(before: dict[str, Any],
+                                                     after: dict[str, Any], depth: int,
+                                                     items: list[Any]) -> None:
+    def nest(value: Any) -> dict[str, Any]:
+        document: dict[str, Any] = {**before, "the items": value, **after}
+        for _ in range(depth):
+            document = {"level": [document]}
+        return document
+
+    whole = json_text(json.dumps(nest(items), indent=2, ensure_ascii=False)) + "\n"
+    assert "".join(json_pieces(nest(ITEMS), items)) == whole
+
+
+def test_json_in_pieces_takes_the_first_marker_when_the_input_repeats_it() -> None:
+    document = {"findings": ITEMS, "summary": {"profile": ITEMS}}  # (a profile named so)
+    whole = json.dumps({"findings": [1], "summary": {"profile": ITEMS}}, indent=2) + "\n"
+    assert "".join(json_pieces(document, [1])) == whole
+
+
+def _finding(n: int) -> Finding:
+    return Finding("PM106", "gpu-pod-best-effort", "warning" if n % 3 else "error",
+                   f"dir/app-{n:05d}.yaml", n, n % 7 + 1,
+                   ObjectRef("Deployment", f"app-{n}", "ml", "apps/v1"),
+                   "spec.template.spec.containers[0]", f"message {n} \u00e9\u2028",
+                   Fix(("spec", "template", n), {"cpu": "4", "memory": [n, None]}) if n % 2
+                   else None)
+
+
+@pytest.mark.parametrize("count", [0, 1, stored.BATCH - 1, stored.BATCH, 3 * stored.BATCH + 5])
+def test_stored_findings_come_back_equal_in_order_every_time(count: int) -> None:
+    findings = [_finding(n) for n in range(count)]
+    kept = Stored(findings[: count // 2])
+    kept.extend(findings[count // 2:])
+    assert len(kept) == count and bool(kept) is (count > 0)
+    assert list(kept) == findings
+    assert list(kept) == findings  # (read again)
+    assert Stored.of(kept) is kept and list(Stored.of(findings)) == findings
+
+
+def test_stored_findings_are_packed_smaller_than_the_objects() -> None:
+    kept = Stored(_finding(n) for n in range(4 * stored.BATCH))
+    packed = sum(len(batch) for batch in kept._packed)
+    assert len(kept._packed) == 4 and not kept._pending
+    assert packed < 4 * stored.BATCH * 100  # (as objects, each is well over 1 KB)
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "github", "junit"])
+def test_a_run_of_more_findings_than_a_batch_reports_each_once_in_order(
+        tmp_path: Path, fmt: str) -> None:
+    """Enough findings to pack batches, one PM004 per file (reported once per run, counted):
+    stdout and --output hold the same report, every finding in input order."""
+    count = stored.BATCH // 2 + 7
+    for n in range(count):
+        (tmp_path / f"m-{n:04d}.yaml").write_text(
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n"
+            "  terminationGracePeriodSeconds: 900\n  containers:\n  - name: c\n"
+            "    image: busybox\n---\napiVersion: example.com/v1\nkind: Widget\n"
+            "metadata:\n  name: w\n")
+    out = tmp_path / "report.out"
+    args = ["lint", "--jobs", "1", "--format", fmt, str(tmp_path), "--format", fmt,
+            "--output", str(out)]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 1, result.output
+    assert result.stdout == out.read_text(encoding="utf-8")
+    if fmt != "json":
+        return
+    findings = json.loads(result.stdout)["findings"]
+    rules = [f["rule"] for f in findings]
+    assert rules.count("PM004") == 1 and f"({count} objects of this kind in {count} files" \
+        in next(f["message"] for f in findings if f["rule"] == "PM004")
+    files = [f["file"] for f in findings if f["rule"] != "PM004"]
+    assert files == sorted(files) and len(set(files)) == count
+    assert len(findings) == count + 1 and 2 * count > stored.BATCH  # (a batch was packed)
