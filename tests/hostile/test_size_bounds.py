@@ -152,3 +152,23 @@ def test_the_shell_parser_is_bounded_on_broken_text(monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(walker, "SHELL_PARSE_SECONDS_PER_KIB", 0.0)
     facts = walker.analyse.__wrapped__("a=(" * 8_000)
     assert facts.opaque.startswith("it did not parse in the time its size allows")
+
+
+def test_a_short_script_is_parsed_whole_and_nothing_of_it_is_kept() -> None:
+    """tree-sitter keeps every bytes object a read callback returns (a tree of 20,000 pods
+    kept 3 MiB of their scripts): a script up to SHELL_PARSE_WHOLE_BYTES is parsed whole and
+    no reference to it stays; a longer one goes through the callback, which can stop."""
+    import sys
+    import time
+
+    from pmanifest.io.limits import SHELL_PARSE_WHOLE_BYTES
+    from pmanifest.shell import walker
+
+    broken = b"a=(" * SHELL_PARSE_WHOLE_BYTES  # what tree-sitter recovers from slowly
+    short = broken[:SHELL_PARSE_WHOLE_BYTES]
+    before = sys.getrefcount(short)
+    for _ in range(3):  # past its deadline before it starts, and parsed all the same
+        assert walker.parse(short, time.monotonic() - 1).root_node.type == "program"
+    assert sys.getrefcount(short) == before
+    with pytest.raises(walker._Opaque):  # one byte longer: stopped, opaque
+        walker.parse(broken[:SHELL_PARSE_WHOLE_BYTES + 1], time.monotonic() - 1)

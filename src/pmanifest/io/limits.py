@@ -56,6 +56,10 @@ MAX_TRAPS_FOLLOWED = 64  # traps whose following main-shell commands are kept
 # parse in about a millisecond per 10 KiB).
 SHELL_PARSE_SECONDS = 1.0
 SHELL_PARSE_SECONDS_PER_KIB = 0.02
+# a script up to this long is parsed whole, with no deadline: its worst case (2 KiB of
+# ``a=(``) takes 0.05 s, a twentieth of the budget; and tree-sitter 0.26 keeps every bytes
+# object a read callback returns (2 KB a pod in a tree of 20,000 files: 3 MiB of scripts)
+SHELL_PARSE_WHOLE_BYTES = 2048
 
 # -- templates (render; --templates are the user's code) ----------------------------------------
 TEMPLATE_SECONDS = 5.0  # per object rendered (each template call), compiling included

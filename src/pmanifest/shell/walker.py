@@ -29,6 +29,7 @@ from pmanifest.io.limits import (
     MAX_TRAPS_FOLLOWED,
     SHELL_PARSE_SECONDS,
     SHELL_PARSE_SECONDS_PER_KIB,
+    SHELL_PARSE_WHOLE_BYTES,
     SHELL_STEPS_BASE,
     SHELL_STEPS_PER_BYTE,
     SHELL_WALK_BASE,
@@ -250,7 +251,12 @@ def _functions(root: Node) -> dict[str, Node]:
 
 def parse(text: bytes, deadline: float) -> Tree:
     """tree-sitter's tree of a script, or _Opaque past ``deadline`` (monotonic): its error
-    recovery is quadratic on some broken text (60 KB of ``a=(`` took 15 s and more)."""
+    recovery is quadratic on some broken text (60 KB of ``a=(`` took 15 s and more). Only a
+    read callback lets tree-sitter stop, and it keeps what the callback returns: a short
+    script, which cannot take long, is parsed whole."""
+    if len(text) <= SHELL_PARSE_WHOLE_BYTES:
+        return _parser().parse(text)
+
     def read(offset: int, point: object) -> bytes:
         return text[offset:offset + _CHUNK]
 
