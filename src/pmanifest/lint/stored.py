@@ -8,8 +8,6 @@ fewer findings than a batch never packs one."""
 
 from __future__ import annotations
 
-import pickle
-import zlib
 from collections.abc import Iterable, Iterator
 
 from pmanifest.kube.document import Finding
@@ -41,15 +39,25 @@ class Stored:
                 self._pack()
 
     def _pack(self) -> None:
+        import pickle  # (only a run with that many findings pays for these imports)
+        import zlib
+
         self._packed.append(zlib.compress(pickle.dumps(self._pending, pickle.HIGHEST_PROTOCOL),
                                           1))
         self._pending = []
 
     def __iter__(self) -> Iterator[Finding]:
+        if self._packed:
+            yield from self._unpacked()
+        yield from self._pending
+
+    def _unpacked(self) -> Iterator[Finding]:
+        import pickle
+        import zlib
+
         for batch in self._packed:
             findings: list[Finding] = pickle.loads(zlib.decompress(batch))
             yield from findings
-        yield from self._pending
 
     def __len__(self) -> int:
         return self._count
