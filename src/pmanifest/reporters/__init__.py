@@ -7,7 +7,6 @@ check code (``rules``, ``policy``, ``lint``)."""
 from __future__ import annotations
 
 import importlib
-import json
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -74,6 +73,8 @@ def json_pieces(document: dict[str, Any], items: Iterable[Any]) -> Iterator[str]
     """``json.dumps(document, indent=2, ensure_ascii=False)`` (through ``json_text``) where
     the one value ``ITEMS`` in ``document`` is the list of ``items``, written an item at a
     time: the same text as the whole document dumped at once."""
+    import json  # (not at import: every command reads FORMATS, few write JSON)
+
     from pmanifest.io.terminal import json_text
 
     head, _, tail = json_text(json.dumps(document, indent=2, ensure_ascii=False)).partition(
