@@ -17,7 +17,7 @@ from pmanifest.io.terminal import json_text
 from pmanifest.kube.document import Finding, Fix, ObjectRef
 from pmanifest.lint import stored
 from pmanifest.lint.stored import Stored
-from pmanifest.reporters import ITEMS, json_pieces
+from pmanifest.reporters import ITEMS, Summary, json_pieces, text
 
 _TEXT = st.text(st.characters(codec="utf-8", exclude_characters="\x00"), max_size=12)
 _JSON: st.SearchStrategy[Any] = st.recursive(
@@ -102,3 +102,56 @@ def test_a_run_of_more_findings_than_a_batch_reports_each_once_in_order(
     files = [f["file"] for f in findings if f["rule"] != "PM004"]
     assert files == sorted(files) and len(set(files)) == count
     assert len(findings) == count + 1 and 2 * count > stored.BATCH  # (a batch was packed)
+
+
+def _junit_whole(findings: list[Finding], summary: Summary) -> str:
+    """JUnit as it was made before it was written a testcase at a time: the whole tree, then
+    ``ET.indent`` (the reference the streamed text must equal)."""
+    import xml.etree.ElementTree as ET
+
+    from pmanifest.io.terminal import shown
+    from pmanifest.reporters.junit_format import _clean
+
+    cases: dict[tuple[str, str], list[Finding]] = {key: [] for key in summary.checked}
+    for f in findings:
+        cases.setdefault((f.file, f.object.label()), []).append(f)
+    suite = ET.Element("testsuite", {
+        "name": "pmanifest", "tests": str(max(len(cases), 1)),
+        "failures": str(sum(1 for items in cases.values() if items)),
+        "errors": "0", "skipped": "0"})
+    if not cases:
+        ET.SubElement(suite, "testcase", {"classname": "pmanifest", "name": "pmanifest lint"})
+    for (file, label), items in cases.items():
+        case = ET.SubElement(suite, "testcase", {"classname": _clean(file),
+                                                 "name": _clean(label)})
+        for f in items:
+            failure = ET.SubElement(case, "failure", {
+                "type": f.severity, "message": _clean(f"{f.rule} {f.slug}: {f.message}")})
+            text = f"{shown(f.file)}:{f.line}:{f.column}: {f.severity} {f.rule}[{f.slug}] " \
+                f"{shown(f.message)}"
+            failure.text = _clean(text + (f"\npath: {shown(f.path)}" if f.path else ""), True)
+    ET.indent(suite)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suite, "unicode") + "\n"
+
+
+_OBJECTS = [ObjectRef("Deployment", "a", None), ObjectRef("Job", "b", "ml"),
+            ObjectRef(None, None, None), ObjectRef("Pod", "c\x1b[31m", None)]
+
+
+@given(checked=st.lists(st.tuples(st.sampled_from(["x.yaml", "y.yaml"]),
+                                  st.sampled_from(_OBJECTS)), max_size=5),
+       found=st.lists(st.tuples(st.sampled_from(["x.yaml", "y.yaml", "z.yaml"]),
+                                st.sampled_from(_OBJECTS), st.integers(1, 9)), max_size=8),
+       packed=st.booleans())
+def test_junit_written_a_testcase_at_a_time_is_the_whole_tree(
+        checked: list[tuple[str, ObjectRef]], found: list[tuple[str, ObjectRef, int]],
+        packed: bool) -> None:
+    """Whatever the order of the findings against the objects (those of a testcase still to
+    come are held), objects without findings, findings of no linted object, none at all."""
+    findings = [Finding("PM201", "grace-period-over-limit", "error", file, line, 1, ref,
+                        "spec" if line % 2 else "", f"over <{line}> & \"so\"")
+                for file, ref, line in found]
+    summary = Summary(2, len(checked), len(findings), 0, 0,
+                      checked=tuple((file, ref.label()) for file, ref in checked))
+    given_findings: list[Finding] | Stored = Stored(findings) if packed else findings
+    assert text("junit", given_findings, summary) == _junit_whole(findings, summary)

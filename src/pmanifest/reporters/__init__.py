@@ -1,6 +1,6 @@
 """Reporters turn findings into text. Each module exposes ``render(findings, summary, colour)``,
 which gives the report in pieces as it makes them (a report of 20,000 findings is never whole
-in memory, and the findings are read once, as they come); ``text`` joins them. Modules load
+in memory; the findings are read as they come, twice by JUnit); ``text`` joins them. Modules load
 only when their format is asked for. May import ``catalogue``, ``kube`` and ``io``; never
 check code (``rules``, ``policy``, ``lint``)."""
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
+from collections import Counter
 from collections.abc import Iterable, Iterator
 
 from pmanifest.io.terminal import shown, shown_lines
@@ -28,29 +29,49 @@ def _clean(text: str, lines: bool = False) -> str:
     return _NOT_XML.sub("\ufffd", shown_lines(text) if lines else shown(text))
 
 
+Key = tuple[str, str]  # a testcase: (file, object label)
+
+
 def render(findings: Iterable[Finding], summary: Summary, colour: bool) -> Iterator[str]:
-    """The report whole (a testcase gathers its object's findings; every object linted is
-    one, so the tree is built before it is written)."""
-    cases: dict[tuple[str, str], list[Finding]] = {key: [] for key in summary.checked}
-    for f in findings:
-        cases.setdefault((f.file, f.object.label()), []).append(f)
-    failed = sum(1 for items in cases.values() if items)
+    """The report a testcase at a time. ``findings`` is read twice (a list or a run's Stored
+    findings): first how many each testcase has (the suite's counts come first), then each
+    testcase with its findings, those of the testcases still to come held until they are
+    written (findings come in the order of the objects, so almost none are)."""
+    count: Counter[Key] = Counter((f.file, f.object.label()) for f in findings)
+    cases = dict.fromkeys([*summary.checked, *count])
     suite = ET.Element("testsuite", {
-        "name": "pmanifest", "tests": str(max(len(cases), 1)), "failures": str(failed),
+        "name": "pmanifest", "tests": str(max(len(cases), 1)), "failures": str(len(count)),
         "errors": "0", "skipped": "0",
     })
+    suite.text = "CASES"
+    head, _, tail = ET.tostring(suite, "unicode").partition("CASES")
+    yield f'<?xml version="1.0" encoding="UTF-8"?>\n{head}'
     if not cases:
-        ET.SubElement(suite, "testcase", {"classname": "pmanifest", "name": "pmanifest lint"})
-    for (file, label), items in cases.items():
-        case = ET.SubElement(suite, "testcase", {"classname": _clean(file),
-                                                 "name": _clean(label)})
-        for f in items:
-            failure = ET.SubElement(case, "failure", {
-                "type": f.severity,
-                "message": _clean(f"{f.rule} {f.slug}: {f.message}"),
-            })
-            text = f"{shown(f.file)}:{f.line}:{f.column}: {f.severity} {f.rule}[{f.slug}] " \
-                f"{shown(f.message)}"
-            failure.text = _clean(text + (f"\npath: {shown(f.path)}" if f.path else ""), True)
-    ET.indent(suite)
-    yield '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suite, "unicode") + "\n"
+        cases = {("pmanifest", "pmanifest lint"): None}
+    coming = iter(findings)
+    held: dict[Key, list[Finding]] = {}
+    for key in cases:
+        items = held.pop(key, [])
+        while len(items) < count[key]:
+            f = next(coming)
+            if (f.file, f.object.label()) == key:
+                items.append(f)
+            else:
+                held.setdefault((f.file, f.object.label()), []).append(f)
+        yield "\n  " + _testcase(key, items)
+    yield f"\n{tail}\n"
+
+
+def _testcase(key: Key, items: list[Finding]) -> str:
+    file, label = key
+    case = ET.Element("testcase", {"classname": _clean(file), "name": _clean(label)})
+    for f in items:
+        failure = ET.SubElement(case, "failure", {
+            "type": f.severity,
+            "message": _clean(f"{f.rule} {f.slug}: {f.message}"),
+        })
+        text = f"{shown(f.file)}:{f.line}:{f.column}: {f.severity} {f.rule}[{f.slug}] " \
+            f"{shown(f.message)}"
+        failure.text = _clean(text + (f"\npath: {shown(f.path)}" if f.path else ""), True)
+    ET.indent(case, level=1)
+    return ET.tostring(case, "unicode")
