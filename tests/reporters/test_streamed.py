@@ -42,10 +42,15 @@ def test_json_in_pieces_is_the_document_dumped_whole(before: dict[str, Any],
     assert "".join(json_pieces(nest(ITEMS), items)) == whole
 
 
-def test_json_in_pieces_takes_the_first_marker_when_the_input_repeats_it() -> None:
-    document = {"findings": ITEMS, "summary": {"profile": ITEMS}}  # (a profile named so)
-    whole = json.dumps({"findings": [1], "summary": {"profile": ITEMS}}, indent=2) + "\n"
-    assert "".join(json_pieces(document, [1])) == whole
+def test_json_in_pieces_is_not_misled_by_input_that_looks_like_its_stand_in() -> None:
+    """Text from the input may come before the items (SARIF lists the rules, user policies'
+    among them, before the results): whatever it holds, the items go where ITEMS stands."""
+    document = {"rules": ["pmanifest-items-0", "\x00items\x00"], "findings": ITEMS,
+                "summary": {"profile": "pmanifest-items-"}}
+    whole = json.dumps({**document, "findings": [1, 2]}, indent=2) + "\n"
+    assert "".join(json_pieces(document, [1, 2])) == whole
+    with pytest.raises(TypeError):  # (what is not JSON stays an error)
+        "".join(json_pieces({"findings": ITEMS, "other": object()}, []))
 
 
 def _finding(n: int) -> Finding:

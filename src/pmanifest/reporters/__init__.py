@@ -66,19 +66,32 @@ def text(name: str, findings: Iterable[Finding], summary: Summary, colour: bool 
     return "".join(reporter(name)(findings, summary, colour))
 
 
-ITEMS = "\x00items\x00"  # stands in a JSON document for the list json_pieces writes
+class _Items:
+    """The stand-in for the list ``json_pieces`` writes (``ITEMS``)."""
+
+
+ITEMS: Any = _Items()  # stands in a JSON document for the list json_pieces writes
 
 
 def json_pieces(document: dict[str, Any], items: Iterable[Any]) -> Iterator[str]:
     """``json.dumps(document, indent=2, ensure_ascii=False)`` (through ``json_text``) where
     the one value ``ITEMS`` in ``document`` is the list of ``items``, written an item at a
-    time: the same text as the whole document dumped at once."""
+    time: the same text as the whole document dumped at once. ``ITEMS`` is dumped as a string
+    made for this call, which nothing from the input can hold."""
     import json  # (not at import: every command reads FORMATS, few write JSON)
+    import secrets
 
     from pmanifest.io.terminal import json_text
 
-    head, _, tail = json_text(json.dumps(document, indent=2, ensure_ascii=False)).partition(
-        json.dumps(ITEMS))  # (the first: what the input says comes after the items)
+    mark = f"pmanifest-items-{secrets.token_hex(16)}"
+
+    def stand_in(value: object) -> str:
+        if value is ITEMS:
+            return mark
+        raise TypeError(f"{type(value).__name__} is not JSON")
+
+    head, _, tail = json_text(json.dumps(document, indent=2, ensure_ascii=False,
+                                         default=stand_in)).partition(json.dumps(mark))
     line = head[head.rfind("\n") + 1:]
     outer = " " * (len(line) - len(line.lstrip(" ")))
     inner = outer + "  "
